@@ -1,0 +1,1 @@
+"""guardkit.codemods.output."""

@@ -1,0 +1,1 @@
+"""guardkit: guard tool-calling LLM agents."""

@@ -1,0 +1,1 @@
+"""Per-argument checks run before a guarded tool call."""
