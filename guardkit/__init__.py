@@ -1,1 +1,88 @@
-"""guardkit: guard tool-calling LLM agents."""
+"""guardkit: guard tool-calling LLM agents.
+
+Every model turn and every tool call is requested first and answered ``allowed``, ``denied`` or
+``pending_approval`` by a policy guard with a durable, hash-chained ledger::
+
+    from guardkit import Guard
+
+    guard = Guard("guard.db")
+    guard.create_agent("bot", {"budget": 30, "tools": {"llm_turn": {"cost": 1, "max_calls": 10}}})
+    agent = guard.agent("bot")
+    decision = agent.request("llm_turn", {})
+"""
+
+from guardkit._version import __version__
+from guardkit.decisions import ActionStatus, Decision, DenyCode, Outcome, Severity
+from guardkit.errors import (
+    ActionDenied,
+    AgentExists,
+    AlreadyConsumed,
+    AlreadyTerminated,
+    ApprovalTimeout,
+    Conflict,
+    ConsumeMismatch,
+    Forbidden,
+    GuardError,
+    GuardUnavailable,
+    IdempotencyConflict,
+    IdempotencyInProgress,
+    InvalidInput,
+    InvalidState,
+    LedgerTampered,
+    NotFound,
+    PolicyError,
+    StoreError,
+    ToolDenied,
+    UnknownAction,
+)
+from guardkit.local import Guard, LocalAgent
+from guardkit.policy import Policy, RateLimit, ToolRule, load_policy
+from guardkit.protocols import AgentGuard, Model, ModelReply, ToolCall
+
+__all__ = [
+    "__version__",
+    # the guard
+    "Guard",
+    "LocalAgent",
+    "AgentGuard",
+    "Policy",
+    "ToolRule",
+    "RateLimit",
+    "load_policy",
+    "Decision",
+    "DenyCode",
+    "ActionStatus",
+    "Outcome",
+    "Severity",
+    # the loop's seams
+    "Model",
+    "ModelReply",
+    "ToolCall",
+    # errors
+    "GuardError",
+    "ActionDenied",
+    "ToolDenied",
+    "ApprovalTimeout",
+    "PolicyError",
+    "InvalidInput",
+    "Forbidden",
+    "NotFound",
+    "UnknownAction",
+    "Conflict",
+    "AgentExists",
+    "InvalidState",
+    "AlreadyTerminated",
+    "AlreadyConsumed",
+    "ConsumeMismatch",
+    "IdempotencyConflict",
+    "IdempotencyInProgress",
+    "StoreError",
+    "LedgerTampered",
+    "GuardUnavailable",
+]
+
+for _name in __all__:
+    _obj = globals()[_name]
+    if hasattr(_obj, "__module__") and isinstance(_obj, type):
+        _obj.__module__ = "guardkit"
+del _name, _obj

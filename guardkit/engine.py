@@ -1,0 +1,608 @@
+"""The guard state machine: request, approve, reject, report, scar, terminate, spawn, consume.
+
+Every operation runs in one store transaction that loads (and locks) the agent's materialised
+state, appends ledger records and commits before it returns, so every decision is durable before
+anyone sees it. Denials are values (``Decision``); errors are raised only for misuse (unknown ids,
+wrong states, bad input). Semantics are Lineage's (``shared/LINEAGE.md`` §5-§11); guardkit's
+additions (sub-agents, approval expiry, input digests, backend consumption) are marked as such.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from guardkit import limits
+from guardkit._canonical import canonical_json, check_json_value, sha256_hex
+from guardkit.decisions import SCAR_CAP, ActionStatus, Decision, DenyCode, Outcome, Severity
+from guardkit.errors import (
+    AgentExists,
+    AlreadyConsumed,
+    AlreadyTerminated,
+    ConsumeMismatch,
+    Forbidden,
+    InvalidInput,
+    InvalidState,
+    LedgerTampered,
+    PolicyError,
+    UnknownAction,
+    describe_reason,
+)
+from guardkit.policy import Policy, load_policy
+from guardkit.store.base import ActionRow, AgentState, Store, Transaction
+from guardkit.store.chain import verify_records
+from guardkit.store.records import replay
+
+__all__ = ["Engine", "SPAWN_TOOL", "DEFAULT_MAX_INPUT_BYTES"]
+
+_AGENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_ACTION_ID = re.compile(r"act-([1-9][0-9]{0,17})")
+#: The tool name under which a parent's ledger records the budget carved out for a sub-agent.
+SPAWN_TOOL = "guardkit.spawn"
+DEFAULT_MAX_INPUT_BYTES = 1 << 20
+_LOG_LIMIT_DEFAULT = 500
+_LOG_LIMIT_MAX = 5000
+
+
+def _check_agent_id(agent_id: Any) -> str:
+    if not isinstance(agent_id, str) or not _AGENT_ID.fullmatch(agent_id):
+        raise InvalidInput(f"agent ids are 1-64 characters of [A-Za-z0-9_-], got {agent_id!r}")
+    return agent_id
+
+
+def _action_number(action_id: Any) -> int:
+    match = _ACTION_ID.fullmatch(action_id) if isinstance(action_id, str) else None
+    if match is None:
+        raise UnknownAction(f"unknown action {action_id!r}")
+    return int(match.group(1))
+
+
+class Engine:
+    """The policy engine over a store. ``Guard`` and the server are its only callers."""
+
+    def __init__(self, store: Store, *, clock: Callable[[], float] = time.time,
+                 max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> None:
+        self.store = store
+        self.clock = clock
+        self.max_input_bytes = max_input_bytes
+        #: Notified after every approval, rejection or expiry, so waiters wake at once.
+        self.decided = threading.Condition()
+        #: Agents whose ledger failed verification, with the reason.
+        self.quarantined: dict[str, str] = {}
+
+    # -- agents ----------------------------------------------------------------------------------
+
+    def create_agent(self, agent_id: str, policy: Any, *, parent_id: str | None = None
+                     ) -> dict[str, Any]:
+        _check_agent_id(agent_id)
+        parsed = load_policy(policy)
+        now = self.clock()
+        with self.store.transaction() as tx:
+            if tx.agent_exists(agent_id):
+                raise AgentExists(f"agent {agent_id!r} already exists")
+            signer = self.store.signer
+            state = AgentState(agent_id=agent_id, policy=parsed, parent_id=parent_id,
+                               public_key=signer.public_key if signer else None, created_at=now)
+            tx.create(state, now)
+            return self._status(tx, state)
+
+    def spawn(self, parent_id: str, child_id: str, policy: Any, budget: int) -> dict[str, Any]:
+        """Create a sub-agent whose policy only narrows the parent's, funded by the parent.
+
+        The budget is charged to the parent at once (recorded in the parent's ledger as an
+        allowed, completed ``guardkit.spawn`` action) and never comes back.
+        """
+        _check_agent_id(child_id)
+        amount = limits.check_cost(budget)
+        if amount is None:
+            raise InvalidInput("spawn needs a budget")
+        child_policy = load_policy(policy)
+        now = self.clock()
+        with self.store.transaction() as tx:
+            parent = self._agent(tx, parent_id)
+            if tx.agent_exists(child_id):
+                raise AgentExists(f"agent {child_id!r} already exists")
+            if not parent.alive:
+                raise InvalidState(f"agent {parent_id!r} is terminated")
+            problems = child_policy.narrowing_problems(parent.policy)
+            if problems:
+                raise PolicyError(problems)
+            if amount > parent.remaining:
+                raise InvalidState(f"budget {amount} exceeds the parent's remaining "
+                                   f"{parent.remaining}")
+            narrowed = Policy.from_dict({**child_policy.to_dict(), "budget": amount})
+            input_json = canonical_json({"child_id": child_id, "budget": amount})
+            row = self._new_action(tx, parent, SPAWN_TOOL, input_json, amount, now)
+            self._allow(tx, parent, row, amount, now, approved_by="operator", note=None)
+            tx.append(parent, "outcome", {"action_id": row.action_id, "status": "success",
+                                          "detail": f"spawned {child_id}"}, now)
+            row.status, row.outcome = ActionStatus.COMPLETED.value, Outcome.SUCCESS.value
+            tx.update_action(row)
+            signer = self.store.signer
+            child = AgentState(agent_id=child_id, policy=narrowed, parent_id=parent_id,
+                               public_key=signer.public_key if signer else None, created_at=now)
+            tx.create(child, now)
+            return self._status(tx, child)
+
+    def agents(self) -> list[dict[str, Any]]:
+        with self.store.transaction(write=False) as tx:
+            out: list[dict[str, Any]] = []
+            for agent_id in tx.agent_ids():
+                if agent_id in self.quarantined:
+                    out.append({"agent_id": agent_id, "state": "quarantined",
+                                "error": self.quarantined[agent_id]})
+                else:
+                    out.append({"agent_id": agent_id, "state": "active",
+                                "status": self._status(tx, tx.agent(agent_id))})
+            return out
+
+    def status(self, agent_id: str) -> dict[str, Any]:
+        with self.store.transaction(write=False) as tx:
+            return self._status(tx, self._agent(tx, agent_id))
+
+    # -- the request pipeline --------------------------------------------------------------------
+
+    def request(self, agent_id: str, tool: str, input: Any = None, cost: Any = None) -> Decision:
+        """Record and decide one request (Lineage §5). Never raises for a denial."""
+        if not isinstance(tool, str) or not 1 <= len(tool) <= 128:
+            raise InvalidInput("tool names are strings of 1-128 characters")
+        declared = limits.check_cost(cost)
+        input_json = self._input_json({} if input is None else input)
+        now = self.clock()
+        with self.store.transaction() as tx:
+            state = self._agent(tx, agent_id)
+            self._expire(tx, state, now)
+            self._follow_ancestors(tx, state, now)
+            rule = state.policy.rule_for(tool)
+            amount = limits.charge(rule, declared)
+            row = self._new_action(tx, state, tool, input_json, amount, now)
+            verdict = self._checks(tx, state, tool, amount, now, unlisted=rule is None)
+            if verdict is not None:
+                return self._deny(tx, state, row, verdict, now)
+            assert rule is not None
+            if rule.requires_approval:
+                tx.append(state, "approval_required", {"action_id": row.action_id}, now)
+                row.status = ActionStatus.PENDING_APPROVAL.value
+                state.actions_pending += 1
+                tx.insert_action(row)
+                return Decision(decision="pending_approval", action_id=row.action_id)
+            tx.insert_action(row)
+            return self._allow(tx, state, row, amount, now, approved_by=None, note=None)
+
+    def _input_json(self, value: Any) -> str:
+        problem = check_json_value(value)
+        if problem is not None:
+            raise InvalidInput(problem)
+        text = canonical_json(value)
+        if len(text) > self.max_input_bytes and len(text.encode()) > self.max_input_bytes:
+            raise InvalidInput(f"input is larger than the limit of {self.max_input_bytes} bytes")
+        return text
+
+    def _new_action(self, tx: Transaction, state: AgentState, tool: str, input_json: str,
+                    amount: int, now: float) -> ActionRow:
+        state.next_action += 1
+        number = state.next_action
+        # Splice the input's canonical text into the payload (keys in sorted order) instead of
+        # encoding it twice.
+        payload = (f'{{"action_id":"act-{number}","cost":{amount},"input":{input_json},'
+                   f'"tool":{canonical_json(tool)}}}')
+        record = tx.append(state, "action_requested", None, now, payload_json=payload)
+        return ActionRow(agent_id=state.agent_id, number=number, tool=tool,
+                         input_json=input_json, input_sha256=sha256_hex(input_json), cost=amount,
+                         status=ActionStatus.REQUESTED.value, requested_at=now,
+                         requested_seq=record.seq)
+
+    def _checks(self, tx: Transaction, state: AgentState, tool: str, amount: int, now: float,
+                *, unlisted: bool = False) -> limits.Verdict:
+        if not state.alive:
+            return ({"code": DenyCode.TERMINATED.value,
+                     "reason": state.termination_reason}, None)
+        if unlisted:
+            return ({"code": DenyCode.TOOL_NOT_ALLOWED.value, "tool": tool}, Severity.MODERATE)
+        rule = state.policy.rule_for(tool)
+        assert rule is not None
+        limit = state.policy.rate_limit
+        in_window = (tx.count_allowed_since(state.agent_id, now - limit.window_secs)
+                     if limit is not None else None)
+        verdict = limits.cap_and_rate_check(state.policy, tool, rule,
+                                            state.tool_counts.get(tool, 0), in_window)
+        return verdict or limits.budget_check(amount, state.remaining)
+
+    def _deny(self, tx: Transaction, state: AgentState, row: ActionRow,
+              verdict: tuple[dict[str, Any], Severity | None], now: float) -> Decision:
+        reason, severity = verdict
+        was_pending = row.status == ActionStatus.PENDING_APPROVAL.value
+        tx.append(state, "action_denied", {"action_id": row.action_id, "reason": reason}, now)
+        row.status, row.reason = ActionStatus.DENIED.value, reason
+        state.actions_denied += 1
+        if was_pending:
+            state.actions_pending -= 1
+            tx.update_action(row)
+        else:
+            tx.insert_action(row)
+        if severity is not None:
+            self._scar(tx, state, severity, describe_reason(reason), row.action_id, now)
+        return Decision(decision="denied", action_id=row.action_id, reason=reason)
+
+    def _allow(self, tx: Transaction, state: AgentState, row: ActionRow, amount: int,
+               now: float, *, approved_by: str | None, note: str | None) -> Decision:
+        payload: dict[str, Any] = {"action_id": row.action_id, "approved_by": approved_by}
+        if note is not None:
+            payload["note"] = note
+        tx.append(state, "action_allowed", payload, now)
+        if row.status == ActionStatus.PENDING_APPROVAL.value:
+            state.actions_pending -= 1
+        row.status, row.allowed_at, row.approved_by = ActionStatus.ALLOWED.value, now, approved_by
+        tx.update_action(row)
+        state.spent += amount
+        state.actions_allowed += 1
+        state.tool_counts[row.tool] = state.tool_counts.get(row.tool, 0) + 1
+        if state.remaining == 0 and state.alive:
+            # Lineage terminates on exactly 0 after any allow, even a free call on budget 0.
+            self._terminate(tx, state, "budget exhausted", "guard", now)
+        return Decision(decision="allowed", action_id=row.action_id, cost=amount,
+                        remaining=state.remaining)
+
+    # -- approvals -------------------------------------------------------------------------------
+
+    def approve(self, agent_id: str, action_id: str, approver: str, note: str | None = None
+                ) -> Decision:
+        """Approve a pending action; every check runs again (it may have waited for hours)."""
+        _check_text(approver, "approver")
+        number = _action_number(action_id)
+        now = self.clock()
+        with self.store.transaction() as tx:
+            state = self._agent(tx, agent_id)
+            found = self._pending_row(tx, state, number, action_id, self._expire(tx, state, now))
+            if isinstance(found, Decision):
+                decision = found
+            else:
+                row = found
+                verdict = self._checks(tx, state, row.tool, row.cost, now)
+                decision = (self._deny(tx, state, row, verdict, now) if verdict is not None
+                            else self._allow(tx, state, row, row.cost, now,
+                                             approved_by=approver, note=note))
+        self._notify()
+        return decision
+
+    def reject(self, agent_id: str, action_id: str, approver: str, reason: str,
+               scar: str | None = None) -> Decision:
+        _check_text(approver, "approver")
+        _check_text(reason, "reason")
+        severity = _severity(scar) if scar is not None else None
+        number = _action_number(action_id)
+        now = self.clock()
+        with self.store.transaction() as tx:
+            state = self._agent(tx, agent_id)
+            found = self._pending_row(tx, state, number, action_id, self._expire(tx, state, now))
+            if isinstance(found, Decision):
+                decision = found
+            else:
+                row = found
+                tx.append(state, "action_rejected",
+                          {"action_id": action_id, "by": approver, "reason": reason}, now)
+                denial = {"code": DenyCode.REJECTED.value, "by": approver, "reason": reason}
+                row.status, row.reason = ActionStatus.DENIED.value, denial
+                tx.update_action(row)
+                state.actions_pending -= 1
+                state.actions_denied += 1
+                if severity is not None:
+                    self._scar(tx, state, severity, describe_reason(denial), action_id, now)
+                decision = Decision(decision="denied", action_id=action_id, reason=denial)
+        self._notify()
+        return decision
+
+    def _pending_row(self, tx: Transaction, state: AgentState, number: int, action_id: str,
+                     expired: dict[int, Decision]) -> ActionRow | Decision:
+        """The pending action, or the denial it got by expiring just now; raises otherwise."""
+        if number in expired:
+            return expired[number]
+        row = tx.get_action(state.agent_id, number)
+        if row is None:
+            raise UnknownAction(f"unknown action {action_id!r}")
+        if row.status != ActionStatus.PENDING_APPROVAL.value:
+            raise InvalidState(f"action {action_id} is {row.status}, not pending_approval")
+        return row
+
+    def _expire(self, tx: Transaction, state: AgentState, now: float) -> dict[int, Decision]:
+        """Deny pending actions older than their ``approval_ttl`` (guardkit's addition)."""
+        expired: dict[int, Decision] = {}
+        if not state.actions_pending or not _has_ttl(state.policy):
+            return expired
+        for row in tx.pending_actions(state.agent_id):
+            ttl = state.policy.ttl_for(row.tool)
+            if ttl is not None and now - row.requested_at >= ttl:
+                reason = {"code": DenyCode.APPROVAL_EXPIRED.value,
+                          "ttl": int(ttl) if float(ttl).is_integer() else ttl}
+                expired[row.number] = self._deny(tx, state, row, (reason, None), now)
+        return expired
+
+    # -- outcomes, scars, termination ------------------------------------------------------------
+
+    def report(self, agent_id: str, action_id: str, status: str, detail: str = "", *,
+               operator: bool = True) -> dict[str, Any]:
+        """Record the one outcome of an allowed action; ``harmful`` only from an operator."""
+        try:
+            outcome = Outcome(status)
+        except ValueError:
+            raise InvalidInput("status must be success, failure or harmful") from None
+        if outcome is Outcome.HARMFUL and not operator:
+            raise Forbidden("only an operator may report harm: an agent must not judge its own")
+        detail = "" if detail is None else detail
+        _check_text(detail, "detail", allow_empty=True)
+        number = _action_number(action_id)
+        now = self.clock()
+        with self.store.transaction() as tx:
+            state = self._agent(tx, agent_id)
+            row = tx.get_action(agent_id, number)
+            if row is None:
+                raise UnknownAction(f"unknown action {action_id!r}")
+            if row.status != ActionStatus.ALLOWED.value:
+                raise InvalidState(f"action {action_id} is {row.status}, not allowed")
+            tx.append(state, "outcome",
+                      {"action_id": action_id, "status": outcome.value, "detail": detail}, now)
+            row.status, row.outcome = ActionStatus.COMPLETED.value, outcome.value
+            tx.update_action(row)
+            if outcome is Outcome.FAILURE:
+                self._scar(tx, state, Severity.MINOR, f"action failed: {detail}", action_id, now)
+            elif outcome is Outcome.HARMFUL:
+                self._scar(tx, state, Severity.SEVERE, f"action caused harm: {detail}",
+                           action_id, now)
+            return self._status(tx, state)
+
+    def scar(self, agent_id: str, severity: str, reason: str, action_id: str | None = None
+             ) -> dict[str, Any]:
+        """An operator's or monitor's scar, for what the guard itself can't see."""
+        level = _severity(severity)
+        _check_text(reason, "reason")
+        now = self.clock()
+        with self.store.transaction() as tx:
+            state = self._agent(tx, agent_id)
+            if action_id is not None and tx.get_action(agent_id, _action_number(action_id)) is None:
+                raise UnknownAction(f"unknown action {action_id!r}")
+            self._scar(tx, state, level, reason, action_id, now)
+            return self._status(tx, state)
+
+    def terminate(self, agent_id: str, reason: str, by: str) -> dict[str, Any]:
+        _check_text(reason, "reason")
+        _check_text(by, "by")
+        now = self.clock()
+        with self.store.transaction() as tx:
+            state = self._agent(tx, agent_id)
+            if not state.alive:
+                raise AlreadyTerminated(f"agent {agent_id!r} is already terminated")
+            self._terminate(tx, state, reason, by, now)
+            status = self._status(tx, state)
+        self._notify()
+        return status
+
+    def _scar(self, tx: Transaction, state: AgentState, severity: Severity, reason: str,
+              action_id: str | None, now: float) -> None:
+        record = tx.append(state, "scar", {"severity": severity.value, "reason": reason,
+                                           "action_id": action_id}, now)
+        tx.insert_scar(state.agent_id, record.seq, severity.value, reason, action_id)
+        state.scar_score = min(SCAR_CAP, state.scar_score + severity.weight)
+        if state.alive and state.scar_score >= state.policy.scar_limit:
+            self._terminate(tx, state, f"scar limit reached ({state.scar_score} >= "
+                            f"{state.policy.scar_limit})", "guard", now)
+        if severity in (Severity.SEVERE, Severity.FATAL) and state.parent_id is not None:
+            # guardkit: a sub-agent's severe scar also scars its parent, moderately.
+            parent = tx.agent(state.parent_id)
+            self._scar(tx, parent, Severity.MODERATE, f"sub-agent {state.agent_id}: {reason}",
+                       None, now)
+
+    def _terminate(self, tx: Transaction, state: AgentState, reason: str, by: str,
+                   now: float) -> None:
+        tx.append(state, "terminated", {"reason": reason, "by": by}, now)
+        state.alive = False
+        state.termination_reason = reason
+        for child_id in tx.children(state.agent_id):
+            child = tx.agent(child_id)
+            if child.alive:
+                self._terminate(tx, child, f"parent {state.agent_id} terminated: {reason}",
+                                "guard", now)
+
+    def _follow_ancestors(self, tx: Transaction, state: AgentState, now: float) -> None:
+        """A sub-agent can never outlive its parent, even if a cascade was interrupted."""
+        parent_id = state.parent_id
+        while state.alive and parent_id is not None:
+            parent = tx.agent(parent_id)
+            if not parent.alive:
+                self._terminate(tx, state, f"parent {parent_id} terminated: "
+                                f"{parent.termination_reason}", "guard", now)
+            parent_id = parent.parent_id
+
+    # -- reads -------------------------------------------------------------------------------------
+
+    def action(self, agent_id: str, action_id: str) -> dict[str, Any]:
+        number = _action_number(action_id)
+        write = self._may_expire(agent_id)
+        with self.store.transaction(write=write) as tx:
+            state = self._agent(tx, agent_id)
+            if write:
+                self._expire(tx, state, self.clock())
+            row = tx.get_action(agent_id, number)
+            if row is None:
+                raise UnknownAction(f"unknown action {action_id!r}")
+            return row.to_dict()
+
+    def pending(self, agent_id: str) -> list[dict[str, Any]]:
+        from guardkit.store.chain import format_timestamp
+
+        write = self._may_expire(agent_id)
+        with self.store.transaction(write=write) as tx:
+            state = self._agent(tx, agent_id)
+            if write:
+                self._expire(tx, state, self.clock())
+            return [{"requested_at": format_timestamp(row.requested_at), "seq": row.requested_seq,
+                     "action": {"action_id": row.action_id, "tool": row.tool,
+                                "input": row.to_dict()["input"], "cost": row.cost}}
+                    for row in tx.pending_actions(agent_id)]
+
+    def _may_expire(self, agent_id: str) -> bool:
+        with self.store.transaction(write=False) as tx:
+            state = self._agent(tx, agent_id)
+            return bool(state.actions_pending) and _has_ttl(state.policy)
+
+    def log(self, agent_id: str, after: int | None = None, limit: int | None = None
+            ) -> dict[str, Any]:
+        if limit is None:
+            limit = _LOG_LIMIT_DEFAULT
+        if not isinstance(limit, int) or not 1 <= limit <= _LOG_LIMIT_MAX:
+            raise InvalidInput(f"limit must be 1-{_LOG_LIMIT_MAX}")
+        if after is not None and (not isinstance(after, int) or isinstance(after, bool)):
+            raise InvalidInput("after must be a sequence number")
+        with self.store.transaction(write=False) as tx:
+            state = self._agent(tx, agent_id, allow_quarantined=True)
+            records = tx.records(agent_id, after=after, limit=limit)
+            return {"records": [r.to_dict() for r in records],
+                    "head": {"seq": state.head_seq, "hash": state.head_hash}}
+
+    def verify(self, agent_id: str) -> dict[str, Any]:
+        """Check the agent's whole chain: Lineage's ``/verify`` answer."""
+        with self.store.transaction(write=False) as tx:
+            state = self._agent(tx, agent_id, allow_quarantined=True)
+        records = list(self.store.iter_records(agent_id))
+        count, failure = verify_records(records)
+        if failure is not None:
+            return {"ok": False, "records": count, "failure": failure}
+        head = {"seq": records[-1].seq, "hash": records[-1].hash}
+        return {"ok": True, "records": count, "public_key": state.public_key, "head": head}
+
+    # -- backend role (guardkit) ---------------------------------------------------------------------
+
+    def consume(self, agent_id: str, action_id: str, tool: str, input: Any,
+                cost: Any = None, *, by: str = "backend") -> dict[str, Any]:
+        """What a bank or deploy system checks before acting: succeeds once per allowed action.
+
+        The action must be allowed (or completed), for this ``tool``, with a recorded input equal
+        to ``input`` field for field (and, if given, the same ``cost``).
+        """
+        number = _action_number(action_id)
+        input_json = self._input_json({} if input is None else input)
+        declared = limits.check_cost(cost)
+        with self.store.transaction() as tx:
+            self._agent(tx, agent_id)
+            row = tx.get_action(agent_id, number)
+            if row is None:
+                raise UnknownAction(f"unknown action {action_id!r}")
+            if row.status not in (ActionStatus.ALLOWED.value, ActionStatus.COMPLETED.value):
+                raise InvalidState(f"action {action_id} is {row.status}, not allowed")
+            if row.tool != tool:
+                raise ConsumeMismatch(f"action {action_id} is for tool {row.tool!r}, not "
+                                      f"{tool!r}")
+            if row.input_json != input_json:
+                raise ConsumeMismatch(f"input differs from what action {action_id} recorded")
+            if declared is not None and declared != row.cost:
+                raise ConsumeMismatch(f"cost {declared} differs from the recorded {row.cost}")
+            if not tx.insert_consumption(agent_id, action_id, by, self.clock()):
+                raise AlreadyConsumed(f"action {action_id} was already consumed")
+            return {**row.to_dict(), "consumed": True}
+
+    # -- opening -------------------------------------------------------------------------------------
+
+    def check_ledgers(self) -> dict[str, str]:
+        """Verify every agent's chain and state on open; quarantine the ones that fail.
+
+        Repairs a missing termination record as Lineage does (by ``guard (replay)``).
+        """
+        with self.store.transaction(write=False) as tx:
+            agent_ids = tx.agent_ids()
+        for agent_id in agent_ids:
+            problem = self._check_ledger(agent_id)
+            if problem is None:
+                self.quarantined.pop(agent_id, None)
+            else:
+                self.quarantined[agent_id] = problem
+        return dict(self.quarantined)
+
+    def _check_ledger(self, agent_id: str) -> str | None:
+        records = list(self.store.iter_records(agent_id))
+        _, failure = verify_records(records)
+        if failure is not None:
+            return (f"ledger of {agent_id!r} failed verification at line {failure['line']}: "
+                    f"{failure['reason']}")
+        try:
+            folded = replay(records)
+        except (ValueError, KeyError) as exc:
+            return f"ledger of {agent_id!r} does not replay: {exc}"
+        missing = folded.missing_termination()
+        with self.store.transaction(write=missing is not None) as tx:
+            state = tx.agent(agent_id)
+            if missing is not None and state.head_seq == folded.head_seq:
+                self._terminate(tx, state, missing, "guard (replay)", self.clock())
+                folded.alive, folded.termination_reason = False, missing
+                folded.head_seq = state.head_seq
+            mismatch = _compare(state, folded)
+        return None if mismatch is None else (
+            f"materialised state of {agent_id!r} disagrees with its ledger ({mismatch})")
+
+    # -- helpers ---------------------------------------------------------------------------------------
+
+    def _agent(self, tx: Transaction, agent_id: str, *, allow_quarantined: bool = False
+               ) -> AgentState:
+        if not allow_quarantined and agent_id in self.quarantined:
+            raise LedgerTampered(self.quarantined[agent_id])
+        if not isinstance(agent_id, str):
+            raise InvalidInput("agent ids are strings")
+        return tx.agent(agent_id)
+
+    def _status(self, tx: Transaction, state: AgentState) -> dict[str, Any]:
+        return {
+            "agent_id": state.agent_id,
+            "alive": state.alive,
+            "termination_reason": state.termination_reason,
+            "budget": state.policy.budget,
+            "spent": state.spent,
+            "remaining": state.remaining,
+            "scar_score": state.scar_score,
+            "scar_limit": state.policy.scar_limit,
+            "scars": tx.scars(state.agent_id),
+            "actions_allowed": state.actions_allowed,
+            "actions_denied": state.actions_denied,
+            "actions_pending": state.actions_pending,
+            "head": {"seq": state.head_seq, "hash": state.head_hash},
+            "public_key": state.public_key,
+            "parent_id": state.parent_id,
+        }
+
+    def _notify(self) -> None:
+        with self.decided:
+            self.decided.notify_all()
+
+
+def _compare(state: AgentState, folded: Any) -> str | None:
+    pairs = {
+        "spent": (state.spent, folded.spent),
+        "scar_score": (state.scar_score, folded.scar_score),
+        "alive": (state.alive, folded.alive),
+        "next_action": (state.next_action, folded.next_action),
+        "head_seq": (state.head_seq, folded.head_seq),
+        "actions_allowed": (state.actions_allowed, folded.actions_allowed),
+        "actions_pending": (state.actions_pending, len(folded.pending)),
+    }
+    for name, (mine, theirs) in pairs.items():
+        if mine != theirs:
+            return f"{name}: state says {mine}, ledger says {theirs}"
+    return None
+
+
+def _has_ttl(policy: Policy) -> bool:
+    return policy.approval_ttl is not None or any(r.approval_ttl for r in policy.tools.values())
+
+
+def _severity(value: Any) -> Severity:
+    try:
+        return Severity(value)
+    except ValueError:
+        raise InvalidInput("severity must be minor, moderate, severe or fatal") from None
+
+
+def _check_text(value: Any, name: str, *, allow_empty: bool = False) -> None:
+    if not isinstance(value, str) or (not allow_empty and not value.strip()):
+        raise InvalidInput(f"{name} must be a non-empty string")
+    if len(value) > 10_000:
+        raise InvalidInput(f"{name} is longer than 10000 characters")

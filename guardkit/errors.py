@@ -1,0 +1,254 @@
+"""The one exception tree of guardkit, with Lineage's HTTP ``status`` and ``code`` on every error.
+
+::
+
+    GuardError(Exception)                 .status, .code, .message
+    ├── ActionDenied                      a request was not allowed (.action_id, .reason)
+    │   └── ToolDenied                    a guarded tool call was not allowed; .message is the seed's text
+    ├── ApprovalTimeout(TimeoutError)     no human decided in time
+    ├── PolicyError(ValueError)           a policy is malformed (.problems lists every one)
+    ├── InvalidInput(ValueError)          bad arguments: costs, inputs, ids, severities
+    ├── Forbidden                         the caller's role may not do this (403)
+    ├── NotFound                          unknown agent (404)
+    │   └── UnknownAction                 unknown action id (404)
+    ├── Conflict                          the ledger's state forbids the operation (409)
+    │   ├── AgentExists
+    │   ├── InvalidState
+    │   ├── AlreadyTerminated
+    │   ├── AlreadyConsumed
+    │   ├── ConsumeMismatch
+    │   ├── IdempotencyConflict
+    │   └── IdempotencyInProgress
+    └── StoreError                        the store failed (500)
+        ├── LedgerTampered                an agent's ledger does not verify (503 quarantined)
+        └── GuardUnavailable              the guard could not be reached (HTTP client)
+
+Misuse found at decoration time (a bad ``cost`` type, decorating a non-callable) raises a plain
+``TypeError`` or ``ValueError`` and stays outside this tree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "GuardError",
+    "ActionDenied",
+    "ToolDenied",
+    "ApprovalTimeout",
+    "PolicyError",
+    "InvalidInput",
+    "Forbidden",
+    "NotFound",
+    "UnknownAction",
+    "Conflict",
+    "AgentExists",
+    "InvalidState",
+    "AlreadyTerminated",
+    "AlreadyConsumed",
+    "ConsumeMismatch",
+    "IdempotencyConflict",
+    "IdempotencyInProgress",
+    "StoreError",
+    "LedgerTampered",
+    "GuardUnavailable",
+]
+
+
+class GuardError(Exception):
+    """Root of every guardkit error; ``GuardError(status, code, message)`` as in Lineage's client.
+
+    ``str(error)`` is ``"status code: message"``; ``.status`` is the HTTP status the server answers
+    with and ``.code`` the machine-readable error code.
+    """
+
+    status: int = 500
+    code: str = "internal"
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.__dict__.copy()))
+
+
+def _rebuild(cls: type[GuardError], state: dict[str, Any]) -> GuardError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, f"{state['status']} {state['code']}: {state['message']}")
+    error.__dict__.update(state)
+    return error
+
+
+class _Fixed(GuardError):
+    """A GuardError whose status and code are fixed by its class."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(type(self).status, type(self).code, message)
+
+
+class ActionDenied(GuardError):
+    """Raised by ``authorize`` (and the decorators) when a request is denied or left pending.
+
+    ``.reason`` is the denial's reason dict, e.g. ``{"code": "tool_not_allowed", "tool": "rm"}``.
+    """
+
+    def __init__(self, action_id: str | None, reason: dict[str, Any]) -> None:
+        code = str(reason.get("code", "denied"))
+        super().__init__(403, code, f"action {action_id} denied: {describe_reason(reason)}")
+        self.action_id = action_id
+        self.reason = reason
+
+
+class ToolDenied(ActionDenied):
+    """Raised by a guarded tool that was not allowed to run; nothing was executed.
+
+    ``.message`` is the sentence to hand back to the model as the tool's error result.
+    """
+
+    def __init__(self, action_id: str | None, reason: dict[str, Any]) -> None:
+        super().__init__(action_id, reason)
+        self.message = (
+            f"Denied by the policy guard: {describe_reason(reason)}. Nothing was done. "
+            "Do not retry; choose another approach or ask a human."
+        )
+
+
+class ApprovalTimeout(GuardError, TimeoutError):
+    """Raised when an action stayed ``pending_approval`` longer than the caller would wait."""
+
+    def __init__(self, action_id: str, timeout: float) -> None:
+        super().__init__(408, "approval_timeout", f"no decision on {action_id} within {timeout}s")
+        self.action_id = action_id
+        self.timeout = timeout
+
+
+class PolicyError(GuardError, ValueError):
+    """Raised when a policy is malformed; ``.problems`` holds every ``(field path, problem)``."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        lines = "; ".join(f"{path}: {problem}" for path, problem in problems)
+        super().__init__(400, "bad_request", f"invalid policy: {lines}")
+        self.problems = problems
+
+
+class InvalidInput(_Fixed, ValueError):
+    """Raised for malformed arguments: bad costs, non-JSON or oversized inputs, bad ids."""
+
+    status = 400
+    code = "bad_request"
+
+
+class Forbidden(_Fixed):
+    """Raised when the caller's role may not perform the operation (agents reporting harm)."""
+
+    status = 403
+    code = "forbidden"
+
+
+class NotFound(_Fixed):
+    """Raised for an unknown agent."""
+
+    status = 404
+    code = "not_found"
+
+
+class UnknownAction(NotFound):
+    """Raised for an action id the agent never requested."""
+
+    code = "unknown_action"
+
+
+class Conflict(_Fixed):
+    """Raised when the ledger's current state forbids the operation."""
+
+    status = 409
+    code = "conflict"
+
+
+class AgentExists(Conflict):
+    """Raised by ``create_agent``/``spawn`` when the agent id is taken."""
+
+    code = "agent_exists"
+
+
+class InvalidState(Conflict):
+    """Raised when an action is not in a state the operation accepts (approve twice, report twice)."""
+
+    code = "invalid_state"
+
+
+class AlreadyTerminated(Conflict):
+    """Raised by ``terminate`` on an agent that is already terminated."""
+
+    code = "already_terminated"
+
+
+class AlreadyConsumed(Conflict):
+    """Raised by ``consume`` when the action was consumed before (a replay)."""
+
+    code = "already_consumed"
+
+
+class ConsumeMismatch(Conflict):
+    """Raised by ``consume`` when tool, input or cost differ from the recorded action."""
+
+    code = "consume_mismatch"
+
+
+class IdempotencyConflict(Conflict):
+    """Raised when an idempotency key is reused with a different payload."""
+
+    code = "idempotency_conflict"
+
+
+class IdempotencyInProgress(Conflict):
+    """Raised when a call with the same idempotency key is still running elsewhere."""
+
+    code = "idempotency_in_progress"
+
+
+class StoreError(_Fixed):
+    """Raised when the store fails (I/O, locking, corruption)."""
+
+    status = 500
+    code = "internal"
+
+
+class LedgerTampered(StoreError):
+    """Raised for an agent whose ledger failed verification; it is quarantined, others keep working."""
+
+    status = 503
+    code = "quarantined"
+
+
+class GuardUnavailable(StoreError):
+    """Raised by the HTTP clients when the guard server cannot be reached."""
+
+    status = 503
+    code = "unavailable"
+
+
+def describe_reason(reason: dict[str, Any]) -> str:
+    """Render a denial reason the way Lineage's Rust ``Display`` does."""
+    code = reason.get("code")
+    texts = {
+        "terminated": "agent is terminated: {reason}",
+        "tool_not_allowed": "tool '{tool}' is not allowed",
+        "insufficient_budget": "cost {cost} exceeds remaining budget {remaining}",
+        "tool_call_limit": "tool '{tool}' reached its limit of {max_calls} calls",
+        "rate_limited": "rate limit of {max_actions} actions per {window_secs}s exceeded",
+        "rejected": "rejected by {by}: {reason}",
+        "approval_expired": "approval expired after {ttl}s",
+        "approval_timeout": "no approval within {timeout}s",
+    }
+    template = texts.get(str(code))
+    if template is not None:
+        try:
+            return template.format(**reason)
+        except KeyError:
+            pass
+    detail = reason.get("message") or reason.get("reason")
+    return f"{code}: {detail}" if detail else str(code)

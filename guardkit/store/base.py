@@ -1,0 +1,253 @@
+"""The store contract: materialised agent state and an append-only, hash-chained ledger.
+
+Backends implement a handful of small primitives on a transaction (load and save an agent row,
+write a record, read and write action rows, scars, consumptions and idempotency records); this
+module does the shared work once: sequencing, hashing and signing records, tracking which agents
+a transaction touched, and folding a ledger back into state to verify it.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+from guardkit._canonical import canonical_json
+from guardkit.errors import StoreError
+from guardkit.policy import Policy
+from guardkit.store.chain import GENESIS_PREV, Record, Signer, format_timestamp, seal
+
+__all__ = ["ActionRow", "AgentState", "IdemRecord", "Store", "Transaction"]
+
+
+@dataclass(slots=True, kw_only=True)
+class AgentState:
+    """The materialised state of one agent, loaded and locked inside a transaction."""
+
+    agent_id: str
+    policy: Policy
+    parent_id: str | None = None
+    public_key: str | None = None
+    spent: int = 0
+    scar_score: int = 0
+    alive: bool = True
+    termination_reason: str | None = None
+    #: Number of the last action id handed out (``act-N``).
+    next_action: int = 0
+    head_seq: int = -1
+    head_hash: str = GENESIS_PREV
+    actions_allowed: int = 0
+    actions_denied: int = 0
+    actions_pending: int = 0
+    tool_counts: dict[str, int] = field(default_factory=dict)
+    created_at: float = 0.0
+    dirty: bool = False
+
+    @property
+    def remaining(self) -> int:
+        return self.policy.budget - self.spent
+
+
+@dataclass(slots=True, kw_only=True)
+class ActionRow:
+    """The materialised state of one action."""
+
+    agent_id: str
+    number: int
+    tool: str
+    input_json: str
+    input_sha256: str
+    cost: int
+    status: str
+    requested_at: float
+    requested_seq: int
+    outcome: str | None = None
+    reason: dict[str, Any] | None = None
+    allowed_at: float | None = None
+    approved_by: str | None = None
+
+    @property
+    def action_id(self) -> str:
+        return f"act-{self.number}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Lineage's action shape, plus guardkit's ``input_sha256``, ``reason``, ``approved_by``."""
+        return {
+            "action_id": self.action_id,
+            "tool": self.tool,
+            "input": json.loads(self.input_json),
+            "cost": self.cost,
+            "status": self.status,
+            "outcome": self.outcome,
+            "input_sha256": self.input_sha256,
+            "reason": self.reason,
+            "approved_by": self.approved_by,
+        }
+
+
+@dataclass(slots=True, kw_only=True)
+class IdemRecord:
+    """An idempotency record: IN_PROGRESS under a lease, or COMPLETED with the stored result."""
+
+    key: str
+    status: str
+    payload_hash: str
+    owner: str
+    lease_expires: float
+    expires_at: float | None = None
+    result_json: str | None = None
+    action_id: str | None = None
+    agent_id: str | None = None
+
+
+class Transaction(abc.ABC):
+    """One atomic unit of work; every change is committed together or not at all."""
+
+    def __init__(self, signer: Signer | None) -> None:
+        self._signer = signer
+        self._loaded: dict[str, AgentState] = {}
+
+    # -- shared work ---------------------------------------------------------------------------
+
+    def agent(self, agent_id: str) -> AgentState:
+        """Load (and, in a write transaction, lock) an agent; raises ``NotFound``."""
+        state = self._loaded.get(agent_id)
+        if state is None:
+            state = self._load_agent(agent_id)
+            self._loaded[agent_id] = state
+        return state
+
+    def create(self, state: AgentState, now: float) -> None:
+        """Insert a new agent and write its genesis and policy records."""
+        self._insert_agent(state)
+        self._loaded[state.agent_id] = state
+        self.append(state, "genesis", {"log_id": state.agent_id, "public_key": state.public_key},
+                    now)
+        self.append(state, "policy", {"policy": state.policy.to_dict()}, now)
+
+    def append(self, state: AgentState, kind: str, payload: dict[str, Any] | None, now: float,
+               *, payload_json: str | None = None) -> Record:
+        """Chain a new record onto the agent's ledger."""
+        if state.public_key is not None and (
+            self._signer is None or self._signer.public_key != state.public_key
+        ):
+            raise StoreError(
+                f"agent {state.agent_id!r} has a signed ledger; open the store with its "
+                "signing key to append to it"
+            )
+        text = payload_json if payload_json is not None else canonical_json(payload)
+        record = seal(seq=state.head_seq + 1, timestamp=format_timestamp(now),
+                      actor=state.agent_id, kind=kind, payload_json=text,
+                      prev_hash=state.head_hash,
+                      signer=self._signer if state.public_key is not None else None)
+        self._write_record(state.agent_id, record)
+        state.head_seq = record.seq
+        state.head_hash = record.hash
+        state.dirty = True
+        return record
+
+    def flush(self) -> None:
+        """Write back every agent this transaction changed (called before commit)."""
+        for state in self._loaded.values():
+            if state.dirty:
+                self._save_agent(state)
+                state.dirty = False
+
+    # -- backend primitives --------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def _load_agent(self, agent_id: str) -> AgentState: ...
+
+    @abc.abstractmethod
+    def _insert_agent(self, state: AgentState) -> None: ...
+
+    @abc.abstractmethod
+    def _save_agent(self, state: AgentState) -> None: ...
+
+    @abc.abstractmethod
+    def _write_record(self, agent_id: str, record: Record) -> None: ...
+
+    @abc.abstractmethod
+    def agent_exists(self, agent_id: str) -> bool: ...
+
+    @abc.abstractmethod
+    def agent_ids(self) -> list[str]: ...
+
+    @abc.abstractmethod
+    def children(self, agent_id: str) -> list[str]: ...
+
+    @abc.abstractmethod
+    def records(self, agent_id: str, after: int | None = None, limit: int | None = None
+                ) -> list[Record]: ...
+
+    @abc.abstractmethod
+    def insert_action(self, row: ActionRow) -> None: ...
+
+    @abc.abstractmethod
+    def update_action(self, row: ActionRow) -> None: ...
+
+    @abc.abstractmethod
+    def get_action(self, agent_id: str, number: int) -> ActionRow | None: ...
+
+    @abc.abstractmethod
+    def pending_actions(self, agent_id: str) -> list[ActionRow]: ...
+
+    @abc.abstractmethod
+    def count_allowed_since(self, agent_id: str, since: float) -> int: ...
+
+    @abc.abstractmethod
+    def insert_scar(self, agent_id: str, seq: int, severity: str, reason: str,
+                    action_id: str | None) -> None: ...
+
+    @abc.abstractmethod
+    def scars(self, agent_id: str) -> list[dict[str, Any]]: ...
+
+    @abc.abstractmethod
+    def insert_consumption(self, agent_id: str, action_id: str, by: str, at: float) -> bool:
+        """Record that a backend consumed an action; False if it was consumed before."""
+
+    @abc.abstractmethod
+    def get_meta(self, key: str) -> str | None: ...
+
+    @abc.abstractmethod
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    @abc.abstractmethod
+    def idem_get(self, key: str) -> IdemRecord | None: ...
+
+    @abc.abstractmethod
+    def idem_put(self, record: IdemRecord) -> None:
+        """Insert or replace the idempotency record for ``record.key``."""
+
+    @abc.abstractmethod
+    def idem_delete(self, key: str) -> None: ...
+
+
+class Store(abc.ABC):
+    """A durable ledger and the state materialised from it."""
+
+    #: A human-readable location (path or URL) for messages.
+    location: str = ""
+
+    def __init__(self, signer: Signer | None = None) -> None:
+        self.signer = signer
+
+    @abc.abstractmethod
+    def transaction(self, *, write: bool = True) -> AbstractContextManager[Transaction]:
+        """Open a transaction; a write transaction holds the writer lock until it ends."""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    def iter_records(self, agent_id: str, batch: int = 5000) -> Iterator[Record]:
+        after: int | None = None
+        while True:
+            with self.transaction(write=False) as tx:
+                chunk = tx.records(agent_id, after=after, limit=batch)
+            yield from chunk
+            if len(chunk) < batch:
+                return
+            after = chunk[-1].seq
