@@ -110,10 +110,7 @@ class ToolDenied(ActionDenied):
 
     def __init__(self, action_id: str | None, reason: dict[str, Any]) -> None:
         super().__init__(action_id, reason)
-        self.message = (
-            f"Denied by the policy guard: {describe_reason(reason)}. Nothing was done. "
-            "Do not retry; choose another approach or ask a human."
-        )
+        self.message = denial_text(reason)
 
 
 class ApprovalTimeout(GuardError, TimeoutError):
@@ -229,6 +226,14 @@ class GuardUnavailable(StoreError):
 
     status = 503
     code = "unavailable"
+
+
+def denial_text(reason: dict[str, Any]) -> str:
+    """The seed's sentence that tells a model its tool call was denied and must not be retried."""
+    return (
+        f"Denied by the policy guard: {describe_reason(reason)}. Nothing was done. "
+        "Do not retry; choose another approach or ask a human."
+    )
 
 
 def describe_reason(reason: dict[str, Any]) -> str:
