@@ -34,8 +34,14 @@ class AgentConveniences(abc.ABC):
     def wait_for_approval(self, action_id: str, timeout: float = 300, poll: float = 2.0) -> str:
         """Implemented by each agent guard."""
 
-    def authorize(self, tool: str, input: Any = None, cost: Any = None,
-                  wait_for_approval: bool = True, approval_timeout: float = 300) -> str:
+    def authorize(
+        self,
+        tool: str,
+        input: Any = None,
+        cost: Any = None,
+        wait_for_approval: bool = True,
+        approval_timeout: float = 300,
+    ) -> str:
         """Request and return the action id if allowed; raise ``ActionDenied`` otherwise.
 
         >>> action_id = agent.authorize("pay_invoice", {"invoice": "INV-7"}, cost=1200)
@@ -53,8 +59,9 @@ class AgentConveniences(abc.ABC):
             raise ActionDenied(action_id, {"code": "rejected"})
         raise ActionDenied(action_id, dict(decision.get("reason") or {"code": "denied"}))
 
-    def tool(self, name: str | None = None, cost: Any = None, wait_for_approval: bool = True
-             ) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    def tool(
+        self, name: str | None = None, cost: Any = None, wait_for_approval: bool = True
+    ) -> Callable[[Callable[P, R]], Callable[P, R]]:
         """Lineage's decorator: authorize with ``{"args": [...], "kwargs": {...}}``, run, report.
 
         >>> @agent.tool("search")
@@ -66,8 +73,12 @@ class AgentConveniences(abc.ABC):
 
             @functools.wraps(func)
             def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-                action_id = self.authorize(tool_name, {"args": list(args), "kwargs": kwargs},
-                                           cost=cost, wait_for_approval=wait_for_approval)
+                action_id = self.authorize(
+                    tool_name,
+                    {"args": list(args), "kwargs": kwargs},
+                    cost=cost,
+                    wait_for_approval=wait_for_approval,
+                )
                 try:
                     result = func(*args, **kwargs)
                 except Exception as exc:

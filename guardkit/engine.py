@@ -63,8 +63,13 @@ def _action_number(action_id: Any) -> int:
 class Engine:
     """The policy engine over a store. ``Guard`` and the server are its only callers."""
 
-    def __init__(self, store: Store, *, clock: Callable[[], float] = time.time,
-                 max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Callable[[], float] = time.time,
+        max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
+    ) -> None:
         self.store = store
         self.clock = clock
         self.max_input_bytes = max_input_bytes
@@ -73,10 +78,11 @@ class Engine:
         #: Agents whose ledger failed verification, with the reason.
         self.quarantined: dict[str, str] = {}
 
-    # -- agents ----------------------------------------------------------------------------------
+    # -- agents --------------------------------------------------------------------------------
 
-    def create_agent(self, agent_id: str, policy: Any, *, parent_id: str | None = None
-                     ) -> dict[str, Any]:
+    def create_agent(
+        self, agent_id: str, policy: Any, *, parent_id: str | None = None
+    ) -> dict[str, Any]:
         _check_agent_id(agent_id)
         parsed = load_policy(policy)
         now = self.clock()
@@ -84,8 +90,13 @@ class Engine:
             if tx.agent_exists(agent_id):
                 raise AgentExists(f"agent {agent_id!r} already exists")
             signer = self.store.signer
-            state = AgentState(agent_id=agent_id, policy=parsed, parent_id=parent_id,
-                               public_key=signer.public_key if signer else None, created_at=now)
+            state = AgentState(
+                agent_id=agent_id,
+                policy=parsed,
+                parent_id=parent_id,
+                public_key=signer.public_key if signer else None,
+                created_at=now,
+            )
             tx.create(state, now)
             return self._status(tx, state)
 
@@ -111,19 +122,29 @@ class Engine:
             if problems:
                 raise PolicyError(problems)
             if amount > parent.remaining:
-                raise InvalidState(f"budget {amount} exceeds the parent's remaining "
-                                   f"{parent.remaining}")
+                raise InvalidState(
+                    f"budget {amount} exceeds the parent's remaining {parent.remaining}"
+                )
             narrowed = Policy.from_dict({**child_policy.to_dict(), "budget": amount})
             input_json = canonical_json({"child_id": child_id, "budget": amount})
             row = self._new_action(tx, parent, SPAWN_TOOL, input_json, amount, now)
             self._allow(tx, parent, row, amount, now, approved_by="operator", note=None)
-            tx.append(parent, "outcome", {"action_id": row.action_id, "status": "success",
-                                          "detail": f"spawned {child_id}"}, now)
+            tx.append(
+                parent,
+                "outcome",
+                {"action_id": row.action_id, "status": "success", "detail": f"spawned {child_id}"},
+                now,
+            )
             row.status, row.outcome = ActionStatus.COMPLETED.value, Outcome.SUCCESS.value
-            tx.update_action(row)
+            tx.put_action(row)
             signer = self.store.signer
-            child = AgentState(agent_id=child_id, policy=narrowed, parent_id=parent_id,
-                               public_key=signer.public_key if signer else None, created_at=now)
+            child = AgentState(
+                agent_id=child_id,
+                policy=narrowed,
+                parent_id=parent_id,
+                public_key=signer.public_key if signer else None,
+                created_at=now,
+            )
             tx.create(child, now)
             return self._status(tx, child)
 
@@ -132,18 +153,28 @@ class Engine:
             out: list[dict[str, Any]] = []
             for agent_id in tx.agent_ids():
                 if agent_id in self.quarantined:
-                    out.append({"agent_id": agent_id, "state": "quarantined",
-                                "error": self.quarantined[agent_id]})
+                    out.append(
+                        {
+                            "agent_id": agent_id,
+                            "state": "quarantined",
+                            "error": self.quarantined[agent_id],
+                        }
+                    )
                 else:
-                    out.append({"agent_id": agent_id, "state": "active",
-                                "status": self._status(tx, tx.agent(agent_id))})
+                    out.append(
+                        {
+                            "agent_id": agent_id,
+                            "state": "active",
+                            "status": self._status(tx, tx.agent(agent_id)),
+                        }
+                    )
             return out
 
     def status(self, agent_id: str) -> dict[str, Any]:
         with self.store.transaction(write=False) as tx:
             return self._status(tx, self._agent(tx, agent_id))
 
-    # -- the request pipeline --------------------------------------------------------------------
+    # -- the request pipeline ------------------------------------------------------------------
 
     def request(self, agent_id: str, tool: str, input: Any = None, cost: Any = None) -> Decision:
         """Record and decide one request (Lineage §5). Never raises for a denial."""
@@ -167,10 +198,44 @@ class Engine:
                 tx.append(state, "approval_required", {"action_id": row.action_id}, now)
                 row.status = ActionStatus.PENDING_APPROVAL.value
                 state.actions_pending += 1
-                tx.insert_action(row)
+                tx.put_action(row)
                 return Decision(decision="pending_approval", action_id=row.action_id)
-            tx.insert_action(row)
             return self._allow(tx, state, row, amount, now, approved_by=None, note=None)
+
+    def deny(
+        self,
+        agent_id: str,
+        tool: str,
+        input: Any,
+        reason: dict[str, Any],
+        severity: Severity | None = None,
+    ) -> Decision:
+        """Record a denial decided outside the engine (a tool decorator's local check).
+
+        Appends ``action_requested`` and ``action_denied`` (and a scar of ``severity``) exactly
+        as the engine's own denials do, so no denial is invisible to operators. ``reason`` needs
+        a string ``code``; a terminated agent is denied with ``terminated`` instead, as any
+        request would be.
+        """
+        if not isinstance(tool, str) or not 1 <= len(tool) <= 128:
+            raise InvalidInput("tool names are strings of 1-128 characters")
+        if not isinstance(reason, dict) or not isinstance(reason.get("code"), str):
+            raise InvalidInput("a denial reason is an object with a string code")
+        self._input_json(reason)
+        input_json = self._input_json({} if input is None else input)
+        now = self.clock()
+        with self.store.transaction() as tx:
+            state = self._agent(tx, agent_id)
+            self._expire(tx, state, now)
+            self._follow_ancestors(tx, state, now)
+            amount = limits.charge(state.policy.rule_for(tool), None)
+            row = self._new_action(tx, state, tool, input_json, amount, now)
+            verdict: limits.Verdict = (dict(reason), severity)
+            if not state.alive:
+                # The first of the engine's checks, which answers ``terminated``.
+                verdict = self._checks(tx, state, tool, amount, now)
+            assert verdict is not None
+            return self._deny(tx, state, row, verdict, now)
 
     def _input_json(self, value: Any) -> str:
         problem = check_json_value(value)
@@ -181,38 +246,71 @@ class Engine:
             raise InvalidInput(f"input is larger than the limit of {self.max_input_bytes} bytes")
         return text
 
-    def _new_action(self, tx: Transaction, state: AgentState, tool: str, input_json: str,
-                    amount: int, now: float) -> ActionRow:
+    def _new_action(
+        self,
+        tx: Transaction,
+        state: AgentState,
+        tool: str,
+        input_json: str,
+        amount: int,
+        now: float,
+    ) -> ActionRow:
         state.next_action += 1
         number = state.next_action
         # Splice the input's canonical text into the payload (keys in sorted order) instead of
         # encoding it twice.
-        payload = (f'{{"action_id":"act-{number}","cost":{amount},"input":{input_json},'
-                   f'"tool":{canonical_json(tool)}}}')
+        payload = (
+            f'{{"action_id":"act-{number}","cost":{amount},"input":{input_json},'
+            f'"tool":{canonical_json(tool)}}}'
+        )
         record = tx.append(state, "action_requested", None, now, payload_json=payload)
-        return ActionRow(agent_id=state.agent_id, number=number, tool=tool,
-                         input_json=input_json, input_sha256=sha256_hex(input_json), cost=amount,
-                         status=ActionStatus.REQUESTED.value, requested_at=now,
-                         requested_seq=record.seq)
+        return ActionRow(
+            agent_id=state.agent_id,
+            number=number,
+            tool=tool,
+            input_json=input_json,
+            input_sha256=sha256_hex(input_json),
+            cost=amount,
+            status=ActionStatus.REQUESTED.value,
+            requested_at=now,
+            requested_seq=record.seq,
+        )
 
-    def _checks(self, tx: Transaction, state: AgentState, tool: str, amount: int, now: float,
-                *, unlisted: bool = False) -> limits.Verdict:
+    def _checks(
+        self,
+        tx: Transaction,
+        state: AgentState,
+        tool: str,
+        amount: int,
+        now: float,
+        *,
+        unlisted: bool = False,
+    ) -> limits.Verdict:
         if not state.alive:
-            return ({"code": DenyCode.TERMINATED.value,
-                     "reason": state.termination_reason}, None)
+            return ({"code": DenyCode.TERMINATED.value, "reason": state.termination_reason}, None)
         if unlisted:
             return ({"code": DenyCode.TOOL_NOT_ALLOWED.value, "tool": tool}, Severity.MODERATE)
         rule = state.policy.rule_for(tool)
         assert rule is not None
         limit = state.policy.rate_limit
-        in_window = (tx.count_allowed_since(state.agent_id, now - limit.window_secs)
-                     if limit is not None else None)
-        verdict = limits.cap_and_rate_check(state.policy, tool, rule,
-                                            state.tool_counts.get(tool, 0), in_window)
+        in_window = (
+            tx.count_allowed_since(state.agent_id, now - limit.window_secs)
+            if limit is not None
+            else None
+        )
+        verdict = limits.cap_and_rate_check(
+            state.policy, tool, rule, state.tool_counts.get(tool, 0), in_window
+        )
         return verdict or limits.budget_check(amount, state.remaining)
 
-    def _deny(self, tx: Transaction, state: AgentState, row: ActionRow,
-              verdict: tuple[dict[str, Any], Severity | None], now: float) -> Decision:
+    def _deny(
+        self,
+        tx: Transaction,
+        state: AgentState,
+        row: ActionRow,
+        verdict: tuple[dict[str, Any], Severity | None],
+        now: float,
+    ) -> Decision:
         reason, severity = verdict
         was_pending = row.status == ActionStatus.PENDING_APPROVAL.value
         tx.append(state, "action_denied", {"action_id": row.action_id, "reason": reason}, now)
@@ -220,15 +318,22 @@ class Engine:
         state.actions_denied += 1
         if was_pending:
             state.actions_pending -= 1
-            tx.update_action(row)
-        else:
-            tx.insert_action(row)
+        tx.put_action(row)
         if severity is not None:
             self._scar(tx, state, severity, describe_reason(reason), row.action_id, now)
         return Decision(decision="denied", action_id=row.action_id, reason=reason)
 
-    def _allow(self, tx: Transaction, state: AgentState, row: ActionRow, amount: int,
-               now: float, *, approved_by: str | None, note: str | None) -> Decision:
+    def _allow(
+        self,
+        tx: Transaction,
+        state: AgentState,
+        row: ActionRow,
+        amount: int,
+        now: float,
+        *,
+        approved_by: str | None,
+        note: str | None,
+    ) -> Decision:
         payload: dict[str, Any] = {"action_id": row.action_id, "approved_by": approved_by}
         if note is not None:
             payload["note"] = note
@@ -236,20 +341,22 @@ class Engine:
         if row.status == ActionStatus.PENDING_APPROVAL.value:
             state.actions_pending -= 1
         row.status, row.allowed_at, row.approved_by = ActionStatus.ALLOWED.value, now, approved_by
-        tx.update_action(row)
+        tx.put_action(row)
         state.spent += amount
         state.actions_allowed += 1
         state.tool_counts[row.tool] = state.tool_counts.get(row.tool, 0) + 1
         if state.remaining == 0 and state.alive:
             # Lineage terminates on exactly 0 after any allow, even a free call on budget 0.
             self._terminate(tx, state, "budget exhausted", "guard", now)
-        return Decision(decision="allowed", action_id=row.action_id, cost=amount,
-                        remaining=state.remaining)
+        return Decision(
+            decision="allowed", action_id=row.action_id, cost=amount, remaining=state.remaining
+        )
 
-    # -- approvals -------------------------------------------------------------------------------
+    # -- approvals -----------------------------------------------------------------------------
 
-    def approve(self, agent_id: str, action_id: str, approver: str, note: str | None = None
-                ) -> Decision:
+    def approve(
+        self, agent_id: str, action_id: str, approver: str, note: str | None = None
+    ) -> Decision:
         """Approve a pending action; every check runs again (it may have waited for hours)."""
         _check_text(approver, "approver")
         number = _action_number(action_id)
@@ -262,14 +369,17 @@ class Engine:
             else:
                 row = found
                 verdict = self._checks(tx, state, row.tool, row.cost, now)
-                decision = (self._deny(tx, state, row, verdict, now) if verdict is not None
-                            else self._allow(tx, state, row, row.cost, now,
-                                             approved_by=approver, note=note))
+                decision = (
+                    self._deny(tx, state, row, verdict, now)
+                    if verdict is not None
+                    else self._allow(tx, state, row, row.cost, now, approved_by=approver, note=note)
+                )
         self._notify()
         return decision
 
-    def reject(self, agent_id: str, action_id: str, approver: str, reason: str,
-               scar: str | None = None) -> Decision:
+    def reject(
+        self, agent_id: str, action_id: str, approver: str, reason: str, scar: str | None = None
+    ) -> Decision:
         _check_text(approver, "approver")
         _check_text(reason, "reason")
         severity = _severity(scar) if scar is not None else None
@@ -282,11 +392,15 @@ class Engine:
                 decision = found
             else:
                 row = found
-                tx.append(state, "action_rejected",
-                          {"action_id": action_id, "by": approver, "reason": reason}, now)
+                tx.append(
+                    state,
+                    "action_rejected",
+                    {"action_id": action_id, "by": approver, "reason": reason},
+                    now,
+                )
                 denial = {"code": DenyCode.REJECTED.value, "by": approver, "reason": reason}
                 row.status, row.reason = ActionStatus.DENIED.value, denial
-                tx.update_action(row)
+                tx.put_action(row)
                 state.actions_pending -= 1
                 state.actions_denied += 1
                 if severity is not None:
@@ -295,8 +409,14 @@ class Engine:
         self._notify()
         return decision
 
-    def _pending_row(self, tx: Transaction, state: AgentState, number: int, action_id: str,
-                     expired: dict[int, Decision]) -> ActionRow | Decision:
+    def _pending_row(
+        self,
+        tx: Transaction,
+        state: AgentState,
+        number: int,
+        action_id: str,
+        expired: dict[int, Decision],
+    ) -> ActionRow | Decision:
         """The pending action, or the denial it got by expiring just now; raises otherwise."""
         if number in expired:
             return expired[number]
@@ -315,15 +435,18 @@ class Engine:
         for row in tx.pending_actions(state.agent_id):
             ttl = state.policy.ttl_for(row.tool)
             if ttl is not None and now - row.requested_at >= ttl:
-                reason = {"code": DenyCode.APPROVAL_EXPIRED.value,
-                          "ttl": int(ttl) if float(ttl).is_integer() else ttl}
+                reason = {
+                    "code": DenyCode.APPROVAL_EXPIRED.value,
+                    "ttl": int(ttl) if float(ttl).is_integer() else ttl,
+                }
                 expired[row.number] = self._deny(tx, state, row, (reason, None), now)
         return expired
 
     # -- outcomes, scars, termination ------------------------------------------------------------
 
-    def report(self, agent_id: str, action_id: str, status: str, detail: str = "", *,
-               operator: bool = True) -> dict[str, Any]:
+    def report(
+        self, agent_id: str, action_id: str, status: str, detail: str = "", *, operator: bool = True
+    ) -> dict[str, Any]:
         """Record the one outcome of an allowed action; ``harmful`` only from an operator."""
         try:
             outcome = Outcome(status)
@@ -342,19 +465,25 @@ class Engine:
                 raise UnknownAction(f"unknown action {action_id!r}")
             if row.status != ActionStatus.ALLOWED.value:
                 raise InvalidState(f"action {action_id} is {row.status}, not allowed")
-            tx.append(state, "outcome",
-                      {"action_id": action_id, "status": outcome.value, "detail": detail}, now)
+            tx.append(
+                state,
+                "outcome",
+                {"action_id": action_id, "status": outcome.value, "detail": detail},
+                now,
+            )
             row.status, row.outcome = ActionStatus.COMPLETED.value, outcome.value
-            tx.update_action(row)
+            tx.put_action(row)
             if outcome is Outcome.FAILURE:
                 self._scar(tx, state, Severity.MINOR, f"action failed: {detail}", action_id, now)
             elif outcome is Outcome.HARMFUL:
-                self._scar(tx, state, Severity.SEVERE, f"action caused harm: {detail}",
-                           action_id, now)
+                self._scar(
+                    tx, state, Severity.SEVERE, f"action caused harm: {detail}", action_id, now
+                )
             return self._status(tx, state)
 
-    def scar(self, agent_id: str, severity: str, reason: str, action_id: str | None = None
-             ) -> dict[str, Any]:
+    def scar(
+        self, agent_id: str, severity: str, reason: str, action_id: str | None = None
+    ) -> dict[str, Any]:
         """An operator's or monitor's scar, for what the guard itself can't see."""
         level = _severity(severity)
         _check_text(reason, "reason")
@@ -379,31 +508,52 @@ class Engine:
         self._notify()
         return status
 
-    def _scar(self, tx: Transaction, state: AgentState, severity: Severity, reason: str,
-              action_id: str | None, now: float) -> None:
-        record = tx.append(state, "scar", {"severity": severity.value, "reason": reason,
-                                           "action_id": action_id}, now)
-        tx.insert_scar(state.agent_id, record.seq, severity.value, reason, action_id)
+    def _scar(
+        self,
+        tx: Transaction,
+        state: AgentState,
+        severity: Severity,
+        reason: str,
+        action_id: str | None,
+        now: float,
+    ) -> None:
+        record = tx.append(
+            state,
+            "scar",
+            {"severity": severity.value, "reason": reason, "action_id": action_id},
+            now,
+        )
+        state.scars.append(
+            {"seq": record.seq, "severity": severity.value, "reason": reason, "action_id": action_id}
+        )
         state.scar_score = min(SCAR_CAP, state.scar_score + severity.weight)
         if state.alive and state.scar_score >= state.policy.scar_limit:
-            self._terminate(tx, state, f"scar limit reached ({state.scar_score} >= "
-                            f"{state.policy.scar_limit})", "guard", now)
+            self._terminate(
+                tx,
+                state,
+                f"scar limit reached ({state.scar_score} >= {state.policy.scar_limit})",
+                "guard",
+                now,
+            )
         if severity in (Severity.SEVERE, Severity.FATAL) and state.parent_id is not None:
             # guardkit: a sub-agent's severe scar also scars its parent, moderately.
             parent = tx.agent(state.parent_id)
-            self._scar(tx, parent, Severity.MODERATE, f"sub-agent {state.agent_id}: {reason}",
-                       None, now)
+            self._scar(
+                tx, parent, Severity.MODERATE, f"sub-agent {state.agent_id}: {reason}", None, now
+            )
 
-    def _terminate(self, tx: Transaction, state: AgentState, reason: str, by: str,
-                   now: float) -> None:
+    def _terminate(
+        self, tx: Transaction, state: AgentState, reason: str, by: str, now: float
+    ) -> None:
         tx.append(state, "terminated", {"reason": reason, "by": by}, now)
         state.alive = False
         state.termination_reason = reason
         for child_id in tx.children(state.agent_id):
             child = tx.agent(child_id)
             if child.alive:
-                self._terminate(tx, child, f"parent {state.agent_id} terminated: {reason}",
-                                "guard", now)
+                self._terminate(
+                    tx, child, f"parent {state.agent_id} terminated: {reason}", "guard", now
+                )
 
     def _follow_ancestors(self, tx: Transaction, state: AgentState, now: float) -> None:
         """A sub-agent can never outlive its parent, even if a cascade was interrupted."""
@@ -411,11 +561,16 @@ class Engine:
         while state.alive and parent_id is not None:
             parent = tx.agent(parent_id)
             if not parent.alive:
-                self._terminate(tx, state, f"parent {parent_id} terminated: "
-                                f"{parent.termination_reason}", "guard", now)
+                self._terminate(
+                    tx,
+                    state,
+                    f"parent {parent_id} terminated: {parent.termination_reason}",
+                    "guard",
+                    now,
+                )
             parent_id = parent.parent_id
 
-    # -- reads -------------------------------------------------------------------------------------
+    # -- reads ---------------------------------------------------------------------------------
 
     def action(self, agent_id: str, action_id: str) -> dict[str, Any]:
         number = _action_number(action_id)
@@ -437,18 +592,28 @@ class Engine:
             state = self._agent(tx, agent_id)
             if write:
                 self._expire(tx, state, self.clock())
-            return [{"requested_at": format_timestamp(row.requested_at), "seq": row.requested_seq,
-                     "action": {"action_id": row.action_id, "tool": row.tool,
-                                "input": row.to_dict()["input"], "cost": row.cost}}
-                    for row in tx.pending_actions(agent_id)]
+            return [
+                {
+                    "requested_at": format_timestamp(row.requested_at),
+                    "seq": row.requested_seq,
+                    "action": {
+                        "action_id": row.action_id,
+                        "tool": row.tool,
+                        "input": row.to_dict()["input"],
+                        "cost": row.cost,
+                    },
+                }
+                for row in tx.pending_actions(agent_id)
+            ]
 
     def _may_expire(self, agent_id: str) -> bool:
         with self.store.transaction(write=False) as tx:
             state = self._agent(tx, agent_id)
             return bool(state.actions_pending) and _has_ttl(state.policy)
 
-    def log(self, agent_id: str, after: int | None = None, limit: int | None = None
-            ) -> dict[str, Any]:
+    def log(
+        self, agent_id: str, after: int | None = None, limit: int | None = None
+    ) -> dict[str, Any]:
         if limit is None:
             limit = _LOG_LIMIT_DEFAULT
         if not isinstance(limit, int) or not 1 <= limit <= _LOG_LIMIT_MAX:
@@ -458,8 +623,10 @@ class Engine:
         with self.store.transaction(write=False) as tx:
             state = self._agent(tx, agent_id, allow_quarantined=True)
             records = tx.records(agent_id, after=after, limit=limit)
-            return {"records": [r.to_dict() for r in records],
-                    "head": {"seq": state.head_seq, "hash": state.head_hash}}
+            return {
+                "records": [r.to_dict() for r in records],
+                "head": {"seq": state.head_seq, "hash": state.head_hash},
+            }
 
     def verify(self, agent_id: str) -> dict[str, Any]:
         """Check the agent's whole chain: Lineage's ``/verify`` answer."""
@@ -472,10 +639,18 @@ class Engine:
         head = {"seq": records[-1].seq, "hash": records[-1].hash}
         return {"ok": True, "records": count, "public_key": state.public_key, "head": head}
 
-    # -- backend role (guardkit) ---------------------------------------------------------------------
+    # -- backend role (guardkit) ---------------------------------------------------------------
 
-    def consume(self, agent_id: str, action_id: str, tool: str, input: Any,
-                cost: Any = None, *, by: str = "backend") -> dict[str, Any]:
+    def consume(
+        self,
+        agent_id: str,
+        action_id: str,
+        tool: str,
+        input: Any,
+        cost: Any = None,
+        *,
+        by: str = "backend",
+    ) -> dict[str, Any]:
         """What a bank or deploy system checks before acting: succeeds once per allowed action.
 
         The action must be allowed (or completed), for this ``tool``, with a recorded input equal
@@ -492,8 +667,7 @@ class Engine:
             if row.status not in (ActionStatus.ALLOWED.value, ActionStatus.COMPLETED.value):
                 raise InvalidState(f"action {action_id} is {row.status}, not allowed")
             if row.tool != tool:
-                raise ConsumeMismatch(f"action {action_id} is for tool {row.tool!r}, not "
-                                      f"{tool!r}")
+                raise ConsumeMismatch(f"action {action_id} is for tool {row.tool!r}, not {tool!r}")
             if row.input_json != input_json:
                 raise ConsumeMismatch(f"input differs from what action {action_id} recorded")
             if declared is not None and declared != row.cost:
@@ -502,7 +676,7 @@ class Engine:
                 raise AlreadyConsumed(f"action {action_id} was already consumed")
             return {**row.to_dict(), "consumed": True}
 
-    # -- opening -------------------------------------------------------------------------------------
+    # -- opening -------------------------------------------------------------------------------
 
     def check_ledgers(self) -> dict[str, str]:
         """Verify every agent's chain and state on open; quarantine the ones that fail.
@@ -523,8 +697,10 @@ class Engine:
         records = list(self.store.iter_records(agent_id))
         _, failure = verify_records(records)
         if failure is not None:
-            return (f"ledger of {agent_id!r} failed verification at line {failure['line']}: "
-                    f"{failure['reason']}")
+            return (
+                f"ledger of {agent_id!r} failed verification at line {failure['line']}: "
+                f"{failure['reason']}"
+            )
         try:
             folded = replay(records)
         except (ValueError, KeyError) as exc:
@@ -537,13 +713,17 @@ class Engine:
                 folded.alive, folded.termination_reason = False, missing
                 folded.head_seq = state.head_seq
             mismatch = _compare(state, folded)
-        return None if mismatch is None else (
-            f"materialised state of {agent_id!r} disagrees with its ledger ({mismatch})")
+        return (
+            None
+            if mismatch is None
+            else (f"materialised state of {agent_id!r} disagrees with its ledger ({mismatch})")
+        )
 
-    # -- helpers ---------------------------------------------------------------------------------------
+    # -- helpers -------------------------------------------------------------------------------
 
-    def _agent(self, tx: Transaction, agent_id: str, *, allow_quarantined: bool = False
-               ) -> AgentState:
+    def _agent(
+        self, tx: Transaction, agent_id: str, *, allow_quarantined: bool = False
+    ) -> AgentState:
         if not allow_quarantined and agent_id in self.quarantined:
             raise LedgerTampered(self.quarantined[agent_id])
         if not isinstance(agent_id, str):
@@ -560,7 +740,7 @@ class Engine:
             "remaining": state.remaining,
             "scar_score": state.scar_score,
             "scar_limit": state.policy.scar_limit,
-            "scars": tx.scars(state.agent_id),
+            "scars": list(state.scars),
             "actions_allowed": state.actions_allowed,
             "actions_denied": state.actions_denied,
             "actions_pending": state.actions_pending,

@@ -4,10 +4,11 @@
 
     GuardError(Exception)                 .status, .code, .message
     ├── ActionDenied                      a request was not allowed (.action_id, .reason)
-    │   └── ToolDenied                    a guarded tool call was not allowed; .message is the seed's text
+    │   └── ToolDenied                    a guarded tool was not allowed; .message: the seed's text
     ├── ApprovalTimeout(TimeoutError)     no human decided in time
     ├── PolicyError(ValueError)           a policy is malformed (.problems lists every one)
     ├── InvalidInput(ValueError)          bad arguments: costs, inputs, ids, severities
+    ├── NoAgentConfigured                 a guarded tool was called with no agent guard set
     ├── Forbidden                         the caller's role may not do this (403)
     ├── NotFound                          unknown agent (404)
     │   └── UnknownAction                 unknown action id (404)
@@ -52,6 +53,7 @@ __all__ = [
     "StoreError",
     "LedgerTampered",
     "GuardUnavailable",
+    "NoAgentConfigured",
 ]
 
 
@@ -172,7 +174,7 @@ class AgentExists(Conflict):
 
 
 class InvalidState(Conflict):
-    """Raised when an action is not in a state the operation accepts (approve twice, report twice)."""
+    """Raised when an action is not in a state the operation accepts (approve or report twice)."""
 
     code = "invalid_state"
 
@@ -215,7 +217,7 @@ class StoreError(_Fixed):
 
 
 class LedgerTampered(StoreError):
-    """Raised for an agent whose ledger failed verification; it is quarantined, others keep working."""
+    """Raised for an agent whose ledger failed verification; it is quarantined, others go on."""
 
     status = 503
     code = "quarantined"
@@ -257,3 +259,13 @@ def describe_reason(reason: dict[str, Any]) -> str:
             pass
     detail = reason.get("message") or reason.get("reason")
     return f"{code}: {detail}" if detail else str(code)
+
+
+class NoAgentConfigured(GuardError):
+    """Raised by ``current_agent()`` (and so by ``@guardkit.tool()``) when no agent guard is set.
+
+    A guarded tool fails closed: with no guard to ask, nothing runs.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(500, "no_agent", message)

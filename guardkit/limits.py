@@ -26,11 +26,12 @@ def check_cost(cost: Any) -> int | None:
         if not cost.is_integer():
             raise InvalidInput(
                 f"cost must be a whole number of budget units, got {cost} "
-                "(price in the smallest unit, e.g. cents)")
+                "(price in the smallest unit, e.g. cents)"
+            )
         cost = int(cost)
     if cost < 0:
         raise InvalidInput(f"cost must be >= 0, got {cost}")
-    return cost
+    return int(cost)
 
 
 def charge(rule: ToolRule | None, declared: int | None) -> int:
@@ -39,25 +40,40 @@ def charge(rule: ToolRule | None, declared: int | None) -> int:
     return base if rule is None else max(base, rule.cost)
 
 
-def cap_and_rate_check(policy: Policy, tool: str, rule: ToolRule, tool_count: int,
-                       allowed_in_window: int | None) -> Verdict:
+def cap_and_rate_check(
+    policy: Policy, tool: str, rule: ToolRule, tool_count: int, allowed_in_window: int | None
+) -> Verdict:
     """The call-cap then rate-limit checks; ``allowed_in_window`` is None without a rate limit."""
     if rule.max_calls is not None and tool_count >= rule.max_calls:
-        return ({"code": DenyCode.TOOL_CALL_LIMIT.value, "tool": tool,
-                 "max_calls": rule.max_calls}, Severity.MINOR)
+        return (
+            {"code": DenyCode.TOOL_CALL_LIMIT.value, "tool": tool, "max_calls": rule.max_calls},
+            Severity.MINOR,
+        )
     limit = policy.rate_limit
-    if limit is not None and allowed_in_window is not None and (
-            allowed_in_window >= limit.max_actions):
-        window: int | float = (int(limit.window_secs) if float(limit.window_secs).is_integer()
-                               else limit.window_secs)
-        return ({"code": DenyCode.RATE_LIMITED.value, "max_actions": limit.max_actions,
-                 "window_secs": window}, Severity.MINOR)
+    if (
+        limit is not None
+        and allowed_in_window is not None
+        and (allowed_in_window >= limit.max_actions)
+    ):
+        window: int | float = (
+            int(limit.window_secs) if float(limit.window_secs).is_integer() else limit.window_secs
+        )
+        return (
+            {
+                "code": DenyCode.RATE_LIMITED.value,
+                "max_actions": limit.max_actions,
+                "window_secs": window,
+            },
+            Severity.MINOR,
+        )
     return None
 
 
 def budget_check(cost: int, remaining: int) -> Verdict:
     """Running low is not misbehaviour: no scar."""
     if cost > remaining:
-        return ({"code": DenyCode.INSUFFICIENT_BUDGET.value, "cost": cost,
-                 "remaining": remaining}, None)
+        return (
+            {"code": DenyCode.INSUFFICIENT_BUDGET.value, "cost": cost, "remaining": remaining},
+            None,
+        )
     return None

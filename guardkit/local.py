@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from guardkit._agent_api import AgentConveniences
-from guardkit.decisions import ActionStatus
+from guardkit.decisions import ActionStatus, Severity
 from guardkit.engine import DEFAULT_MAX_INPUT_BYTES, Engine
 from guardkit.errors import ApprovalTimeout, InvalidInput
 from guardkit.store import Store, open_store
@@ -46,10 +46,15 @@ class Guard:
     an agent that fails is quarantined and the others keep working.
     """
 
-    def __init__(self, store: str | os.PathLike[str] | Store = ":memory:", *,
-                 signing_key: Any = None, durability: str = "full",
-                 clock: Callable[[], float] = time.time,
-                 max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> None:
+    def __init__(
+        self,
+        store: str | os.PathLike[str] | Store = ":memory:",
+        *,
+        signing_key: Any = None,
+        durability: str = "full",
+        clock: Callable[[], float] = time.time,
+        max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
+    ) -> None:
         target = os.fspath(store) if isinstance(store, os.PathLike) else store
         self.store = open_store(target, signing_key=signing_key, durability=durability)
         self.engine = Engine(self.store, clock=clock, max_input_bytes=max_input_bytes)
@@ -87,26 +92,30 @@ class Guard:
     def pending(self, agent_id: str) -> list[dict[str, Any]]:
         return self.engine.pending(agent_id)
 
-    def approve(self, agent_id: str, action_id: str, approver: str, note: str | None = None
-                ) -> dict[str, Any]:
+    def approve(
+        self, agent_id: str, action_id: str, approver: str, note: str | None = None
+    ) -> dict[str, Any]:
         return self.engine.approve(agent_id, action_id, approver, note).to_dict()
 
-    def reject(self, agent_id: str, action_id: str, approver: str, reason: str,
-               scar: str | None = None) -> dict[str, Any]:
+    def reject(
+        self, agent_id: str, action_id: str, approver: str, reason: str, scar: str | None = None
+    ) -> dict[str, Any]:
         return self.engine.reject(agent_id, action_id, approver, reason, scar).to_dict()
 
     def report_harm(self, agent_id: str, action_id: str, detail: str) -> dict[str, Any]:
         return self.engine.report(agent_id, action_id, "harmful", detail, operator=True)
 
-    def scar(self, agent_id: str, severity: str, reason: str, action_id: str | None = None
-             ) -> dict[str, Any]:
+    def scar(
+        self, agent_id: str, severity: str, reason: str, action_id: str | None = None
+    ) -> dict[str, Any]:
         return self.engine.scar(agent_id, severity, reason, action_id)
 
     def terminate(self, agent_id: str, reason: str, by: str) -> dict[str, Any]:
         return self.engine.terminate(agent_id, reason, by)
 
-    def log(self, agent_id: str, after: int | None = None, limit: int | None = None
-            ) -> dict[str, Any]:
+    def log(
+        self, agent_id: str, after: int | None = None, limit: int | None = None
+    ) -> dict[str, Any]:
         return self.engine.log(agent_id, after, limit)
 
     def verify(self, agent_id: str) -> dict[str, Any]:
@@ -122,8 +131,16 @@ class Guard:
         status = self.engine.spawn(parent_id, child_id, policy, budget)
         return {"agent": status, "token": self.token(child_id)}
 
-    def consume(self, agent_id: str, action_id: str, tool: str, input: Any, cost: Any = None,
-                *, by: str = "backend") -> dict[str, Any]:
+    def consume(
+        self,
+        agent_id: str,
+        action_id: str,
+        tool: str,
+        input: Any,
+        cost: Any = None,
+        *,
+        by: str = "backend",
+    ) -> dict[str, Any]:
         """The backend role's check before acting; succeeds once per allowed action."""
         return self.engine.consume(agent_id, action_id, tool, input, cost, by=by)
 
@@ -169,6 +186,13 @@ class LocalAgent(AgentConveniences):
     def report(self, action_id: str, status: str, detail: str = "") -> dict[str, Any]:
         """Report ``success`` or ``failure``; an agent may not report ``harmful``."""
         return self._engine.report(self.agent_id, action_id, status, detail, operator=False)
+
+    def deny_local(
+        self, tool: str, input: Any, reason: dict[str, Any], severity: str | None = "moderate"
+    ) -> dict[str, Any]:
+        """Record a denial a local check decided (``path_denied``...): it lands in the ledger."""
+        level = Severity(severity) if severity is not None else None
+        return self._engine.deny(self.agent_id, tool, input, reason, level).to_dict()
 
     def status(self) -> dict[str, Any]:
         return self._engine.status(self.agent_id)

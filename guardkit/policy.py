@@ -26,8 +26,15 @@ from guardkit.errors import PolicyError
 
 __all__ = ["Policy", "RateLimit", "ToolRule", "load_policy"]
 
-_TOP_FIELDS = {"budget", "scar_limit", "tools", "default_rule", "rate_limit", "approval_ttl",
-               "description"}
+_TOP_FIELDS = {
+    "budget",
+    "scar_limit",
+    "tools",
+    "default_rule",
+    "rate_limit",
+    "approval_ttl",
+    "description",
+}
 _RULE_FIELDS = {"cost", "requires_approval", "max_calls", "approval_ttl", "description"}
 #: Per-tool check sections read by the tool-wrapping layer; the engine stores them untouched.
 CHECK_SECTIONS = frozenset({"paths", "egress", "output", "provenance", "runtime"})
@@ -109,9 +116,12 @@ class Policy:
             "tools": {name: rule.to_dict() for name, rule in self.tools.items()},
             "default_rule": self.default_rule.to_dict() if self.default_rule else None,
             "rate_limit": (
-                {"max_actions": self.rate_limit.max_actions,
-                 "window_secs": self.rate_limit.window_secs}
-                if self.rate_limit else None
+                {
+                    "max_actions": self.rate_limit.max_actions,
+                    "window_secs": self.rate_limit.window_secs,
+                }
+                if self.rate_limit
+                else None
             ),
         }
         if self.approval_ttl is not None:
@@ -149,8 +159,9 @@ class Policy:
         """Ways this (child) policy would be wider than ``parent``; empty when it only narrows."""
         problems: list[tuple[str, str]] = []
         if self.scar_limit > parent.scar_limit:
-            problems.append(("scar_limit", f"{self.scar_limit} exceeds the parent's "
-                             f"{parent.scar_limit}"))
+            problems.append(
+                ("scar_limit", f"{self.scar_limit} exceeds the parent's {parent.scar_limit}")
+            )
         for name, rule in self.tools.items():
             parent_rule = parent.rule_for(name)
             if parent_rule is None:
@@ -161,12 +172,15 @@ class Policy:
             if parent.default_rule is None:
                 problems.append(("default_rule", "the parent has no default rule"))
             else:
-                problems.extend(_rule_narrowing("default_rule", self.default_rule,
-                                                parent.default_rule))
+                problems.extend(
+                    _rule_narrowing("default_rule", self.default_rule, parent.default_rule)
+                )
         if parent.rate_limit is not None:
             mine = self.rate_limit
-            if mine is None or (mine.max_actions / mine.window_secs
-                                > parent.rate_limit.max_actions / parent.rate_limit.window_secs):
+            if mine is None or (
+                mine.max_actions / mine.window_secs
+                > parent.rate_limit.max_actions / parent.rate_limit.window_secs
+            ):
                 problems.append(("rate_limit", "must be at least as strict as the parent's"))
         return problems
 
@@ -177,8 +191,10 @@ def load_policy(source: str | Path | Mapping[str, Any] | Policy) -> Policy:
         return source
     if isinstance(source, Mapping):
         return Policy.from_dict(source)
-    if isinstance(source, str) and "\n" not in source and source.strip().endswith(
-        (".json", ".toml")
+    if (
+        isinstance(source, str)
+        and "\n" not in source
+        and source.strip().endswith((".json", ".toml"))
     ):
         source = Path(source.strip())
     if isinstance(source, Path):
@@ -201,8 +217,9 @@ def _rule_narrowing(path: str, child: ToolRule, parent: ToolRule) -> list[tuple[
         problems.append((f"{path}.cost", f"{child.cost} is below the parent's {parent.cost}"))
     if parent.requires_approval and not child.requires_approval:
         problems.append((f"{path}.requires_approval", "the parent requires approval"))
-    if parent.max_calls is not None and (child.max_calls is None
-                                         or child.max_calls > parent.max_calls):
+    if parent.max_calls is not None and (
+        child.max_calls is None or child.max_calls > parent.max_calls
+    ):
         problems.append((f"{path}.max_calls", f"must be at most the parent's {parent.max_calls}"))
     return problems
 
@@ -215,16 +232,24 @@ def _is_number(value: Any) -> bool:
     return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
 
 
-def _check_unknown(data: Mapping[str, Any], known: set[str], path: str,
-                   problems: list[tuple[str, str]]) -> None:
+def _check_unknown(
+    data: Mapping[str, Any], known: set[str], path: str, problems: list[tuple[str, str]]
+) -> None:
     for key in data:
         if key not in known:
             where = f"{path}.{key}" if path else str(key)
             problems.append((where, "unknown field"))
 
 
-def _nonneg_int(data: Mapping[str, Any], key: str, path: str, problems: list[tuple[str, str]],
-                *, required: bool, default: int | None = None) -> int | None:
+def _nonneg_int(
+    data: Mapping[str, Any],
+    key: str,
+    path: str,
+    problems: list[tuple[str, str]],
+    *,
+    required: bool,
+    default: int | None = None,
+) -> int | None:
     where = f"{path}.{key}" if path else key
     if key not in data or data[key] is None:
         if required:
@@ -237,8 +262,9 @@ def _nonneg_int(data: Mapping[str, Any], key: str, path: str, problems: list[tup
     return int(value)
 
 
-def _positive_number(data: Mapping[str, Any], key: str, path: str,
-                     problems: list[tuple[str, str]]) -> float | None:
+def _positive_number(
+    data: Mapping[str, Any], key: str, path: str, problems: list[tuple[str, str]]
+) -> float | None:
     where = f"{path}.{key}" if path else key
     value = data.get(key)
     if value is None:
@@ -274,8 +300,14 @@ def _parse_rule(data: Any, path: str, problems: list[tuple[str, str]]) -> ToolRu
         problems.append((f"{path}.description", "must be a string"))
     if cost is None or not isinstance(requires_approval, bool):
         return None
-    return ToolRule(cost=cost, requires_approval=requires_approval, max_calls=max_calls,
-                    approval_ttl=ttl, checks=checks, description=description)
+    return ToolRule(
+        cost=cost,
+        requires_approval=requires_approval,
+        max_calls=max_calls,
+        approval_ttl=ttl,
+        checks=checks,
+        description=description,
+    )
 
 
 def _parse_rate_limit(data: Any, problems: list[tuple[str, str]]) -> RateLimit | None:
@@ -315,12 +347,14 @@ def _parse_policy(data: Any, problems: list[tuple[str, str]]) -> Policy | None:
         return None
     _check_unknown(data, _TOP_FIELDS, "", problems)
     budget = _nonneg_int(data, "budget", "", problems, required=True)
-    scar_limit = _nonneg_int(data, "scar_limit", "", problems, required=False,
-                             default=DEFAULT_SCAR_LIMIT)
+    scar_limit = _nonneg_int(
+        data, "scar_limit", "", problems, required=False, default=DEFAULT_SCAR_LIMIT
+    )
     tools = _parse_tools(data.get("tools"), problems)
     default_raw = data.get("default_rule")
-    default_rule = None if default_raw is None else _parse_rule(default_raw, "default_rule",
-                                                                 problems)
+    default_rule = (
+        None if default_raw is None else _parse_rule(default_raw, "default_rule", problems)
+    )
     rate_limit = _parse_rate_limit(data.get("rate_limit"), problems)
     ttl = _positive_number(data, "approval_ttl", "", problems)
     description = data.get("description")
@@ -328,5 +362,12 @@ def _parse_policy(data: Any, problems: list[tuple[str, str]]) -> Policy | None:
         problems.append(("description", "must be a string"))
     if budget is None or scar_limit is None:
         return None
-    return Policy(budget=budget, scar_limit=scar_limit, tools=tools, default_rule=default_rule,
-                  rate_limit=rate_limit, approval_ttl=ttl, description=description)
+    return Policy(
+        budget=budget,
+        scar_limit=scar_limit,
+        tools=tools,
+        default_rule=default_rule,
+        rate_limit=rate_limit,
+        approval_ttl=ttl,
+        description=description,
+    )

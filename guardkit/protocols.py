@@ -21,8 +21,7 @@ class AgentGuard(Protocol):
 
     def action(self, action_id: str) -> dict[str, Any]: ...
 
-    def wait_for_approval(self, action_id: str, timeout: float = 300,
-                          poll: float = 2.0) -> str: ...
+    def wait_for_approval(self, action_id: str, timeout: float = 300, poll: float = 2.0) -> str: ...
 
 
 class Clock(Protocol):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from guardkit.protocols import ModelReply, ToolCall
 
@@ -22,8 +22,7 @@ __all__ = ["ScriptedModel", "Turn"]
 
 #: One scripted turn: final text, a list of ``(tool, args)`` calls, a ``ModelReply``, or a
 #: function of the conversation so far that returns one of those.
-Turn = Union[str, Sequence[tuple[str, dict[str, Any]]], ModelReply,
-             Callable[[list[Any]], Any]]
+Turn = str | Sequence[tuple[str, dict[str, Any]]] | ModelReply | Callable[[list[Any]], Any]
 
 
 class ScriptedModel:
@@ -60,22 +59,27 @@ class ScriptedModel:
             return step
         if isinstance(step, str):
             return ModelReply(text=step, usage=self.usage, stop_reason="end_turn")
-        calls = [ToolCall(id=f"call_{next(self._ids)}", name=name, args=dict(args))
-                 for name, args in step]
+        calls = [
+            ToolCall(id=f"call_{next(self._ids)}", name=name, args=dict(args))
+            for name, args in step
+        ]
         return ModelReply(tool_calls=calls, usage=self.usage, stop_reason="tool_use")
 
     def assistant_message(self, reply: ModelReply) -> dict[str, Any]:
         return {
             "role": "assistant",
             "content": reply.text,
-            "tool_calls": [{"id": c.id, "name": c.name, "args": c.args}
-                           for c in reply.tool_calls],
+            "tool_calls": [{"id": c.id, "name": c.name, "args": c.args} for c in reply.tool_calls],
         }
 
-    def tool_result_message(self, call: ToolCall, result: str, *, is_error: bool
-                            ) -> dict[str, Any]:
-        return {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": result,
-                "is_error": is_error}
+    def tool_result_message(self, call: ToolCall, result: str, *, is_error: bool) -> dict[str, Any]:
+        return {
+            "role": "tool",
+            "tool_call_id": call.id,
+            "name": call.name,
+            "content": result,
+            "is_error": is_error,
+        }
 
     def __call__(self, messages: list[Any]) -> SeedReply:
         """The seed's ``model(messages)`` shape."""
@@ -99,8 +103,9 @@ class SeedCall:
 
     def result_message(self, result: Any) -> dict[str, Any]:
         text = result if isinstance(result, str) else str(result)
-        return self.model.tool_result_message(self.call, text,
-                                              is_error=text.startswith(("Denied", "Error")))
+        return self.model.tool_result_message(
+            self.call, text, is_error=text.startswith(("Denied", "Error"))
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,15 @@ from guardkit.store.base import ActionRow, AgentState, IdemRecord, Store, Transa
 from guardkit.store.chain import Record, Signer
 
 __all__ = [
-    "ActionRow", "AgentState", "IdemRecord", "Record", "Signer", "Store", "StoreError",
-    "Transaction", "open_store",
+    "ActionRow",
+    "AgentState",
+    "IdemRecord",
+    "Record",
+    "Signer",
+    "Store",
+    "StoreError",
+    "Transaction",
+    "open_store",
 ]
 
 
@@ -21,11 +28,13 @@ def open_store(url: str | Store, *, signing_key: Any = None, durability: str = "
     signer = Signer(signing_key) if signing_key is not None else None
     if url.startswith(("postgresql://", "postgres://")):
         try:
-            from guardkit.store.postgres import PostgresStore
+            from guardkit.store.postgres import PostgresStore  # type: ignore[import-not-found,unused-ignore]
         except ImportError as exc:  # pragma: no cover - depends on the installed extras
             raise StoreError(
-                "the PostgreSQL store needs psycopg: pip install 'guardkit[postgres]'") from exc
-        return PostgresStore(url, signer=signer)
+                "the PostgreSQL store needs psycopg: pip install 'guardkit[postgres]'"
+            ) from exc
+        store: Store = PostgresStore(url, signer=signer)
+        return store
     from guardkit.store.sqlite import SQLiteStore
 
     # sqlite:///relative.db and sqlite:////absolute/path.db, as SQLAlchemy spells them.

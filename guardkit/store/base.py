@@ -43,6 +43,8 @@ class AgentState:
     actions_denied: int = 0
     actions_pending: int = 0
     tool_counts: dict[str, int] = field(default_factory=dict)
+    #: ``{seq, severity, reason, action_id}`` for every scar, oldest first.
+    scars: list[dict[str, Any]] = field(default_factory=list)
     created_at: float = 0.0
     dirty: bool = False
 
@@ -68,6 +70,8 @@ class ActionRow:
     reason: dict[str, Any] | None = None
     allowed_at: float | None = None
     approved_by: str | None = None
+    #: Whether the row exists in the store yet (set by the backend).
+    stored: bool = False
 
     @property
     def action_id(self) -> str:
@@ -109,6 +113,9 @@ class Transaction(abc.ABC):
     def __init__(self, signer: Signer | None) -> None:
         self._signer = signer
         self._loaded: dict[str, AgentState] = {}
+        # Writes are buffered and flushed together at commit: one statement per table.
+        self._records: list[tuple[str, Record]] = []
+        self._actions: dict[tuple[str, int], ActionRow] = {}
 
     # -- shared work ---------------------------------------------------------------------------
 
@@ -124,12 +131,20 @@ class Transaction(abc.ABC):
         """Insert a new agent and write its genesis and policy records."""
         self._insert_agent(state)
         self._loaded[state.agent_id] = state
-        self.append(state, "genesis", {"log_id": state.agent_id, "public_key": state.public_key},
-                    now)
+        self.append(
+            state, "genesis", {"log_id": state.agent_id, "public_key": state.public_key}, now
+        )
         self.append(state, "policy", {"policy": state.policy.to_dict()}, now)
 
-    def append(self, state: AgentState, kind: str, payload: dict[str, Any] | None, now: float,
-               *, payload_json: str | None = None) -> Record:
+    def append(
+        self,
+        state: AgentState,
+        kind: str,
+        payload: dict[str, Any] | None,
+        now: float,
+        *,
+        payload_json: str | None = None,
+    ) -> Record:
         """Chain a new record onto the agent's ledger."""
         if state.public_key is not None and (
             self._signer is None or self._signer.public_key != state.public_key
@@ -139,22 +154,61 @@ class Transaction(abc.ABC):
                 "signing key to append to it"
             )
         text = payload_json if payload_json is not None else canonical_json(payload)
-        record = seal(seq=state.head_seq + 1, timestamp=format_timestamp(now),
-                      actor=state.agent_id, kind=kind, payload_json=text,
-                      prev_hash=state.head_hash,
-                      signer=self._signer if state.public_key is not None else None)
-        self._write_record(state.agent_id, record)
+        record = seal(
+            seq=state.head_seq + 1,
+            timestamp=format_timestamp(now),
+            actor=state.agent_id,
+            kind=kind,
+            payload_json=text,
+            prev_hash=state.head_hash,
+            signer=self._signer if state.public_key is not None else None,
+        )
+        self._records.append((state.agent_id, record))
         state.head_seq = record.seq
         state.head_hash = record.hash
         state.dirty = True
         return record
 
+    def put_action(self, row: ActionRow) -> None:
+        """Insert or update an action row (written at commit)."""
+        self._actions[(row.agent_id, row.number)] = row
+
+    def get_action(self, agent_id: str, number: int) -> ActionRow | None:
+        row = self._actions.get((agent_id, number))
+        return row if row is not None else self._read_action(agent_id, number)
+
+    def pending_actions(self, agent_id: str) -> list[ActionRow]:
+        """The agent's pending actions, oldest first."""
+        self._flush_actions()
+        return self._pending_actions(agent_id)
+
+    def count_allowed_since(self, agent_id: str, since: float) -> int:
+        """How many of the agent's actions were allowed after ``since`` (epoch seconds)."""
+        self._flush_actions()
+        return self._count_allowed_since(agent_id, since)
+
+    def records(self, agent_id: str, after: int | None = None, limit: int | None = None
+                ) -> list[Record]:
+        """Committed records of an agent with ``seq > after``, oldest first."""
+        return self._read_records(agent_id, after, limit)
+
     def flush(self) -> None:
-        """Write back every agent this transaction changed (called before commit)."""
+        """Write everything this transaction changed (called just before commit)."""
+        if self._records:
+            self._write_records(self._records)
+            self._records = []
+        self._flush_actions()
         for state in self._loaded.values():
             if state.dirty:
                 self._save_agent(state)
                 state.dirty = False
+
+    def _flush_actions(self) -> None:
+        if self._actions:
+            self._write_actions(list(self._actions.values()))
+            for row in self._actions.values():
+                row.stored = True
+            self._actions = {}
 
     # -- backend primitives --------------------------------------------------------------------
 
@@ -168,7 +222,11 @@ class Transaction(abc.ABC):
     def _save_agent(self, state: AgentState) -> None: ...
 
     @abc.abstractmethod
-    def _write_record(self, agent_id: str, record: Record) -> None: ...
+    def _write_records(self, records: list[tuple[str, Record]]) -> None: ...
+
+    @abc.abstractmethod
+    def _write_actions(self, rows: list[ActionRow]) -> None:
+        """Insert the rows not ``stored`` yet, update the others."""
 
     @abc.abstractmethod
     def agent_exists(self, agent_id: str) -> bool: ...
@@ -180,30 +238,18 @@ class Transaction(abc.ABC):
     def children(self, agent_id: str) -> list[str]: ...
 
     @abc.abstractmethod
-    def records(self, agent_id: str, after: int | None = None, limit: int | None = None
-                ) -> list[Record]: ...
+    def _read_records(
+        self, agent_id: str, after: int | None, limit: int | None
+    ) -> list[Record]: ...
 
     @abc.abstractmethod
-    def insert_action(self, row: ActionRow) -> None: ...
+    def _read_action(self, agent_id: str, number: int) -> ActionRow | None: ...
 
     @abc.abstractmethod
-    def update_action(self, row: ActionRow) -> None: ...
+    def _pending_actions(self, agent_id: str) -> list[ActionRow]: ...
 
     @abc.abstractmethod
-    def get_action(self, agent_id: str, number: int) -> ActionRow | None: ...
-
-    @abc.abstractmethod
-    def pending_actions(self, agent_id: str) -> list[ActionRow]: ...
-
-    @abc.abstractmethod
-    def count_allowed_since(self, agent_id: str, since: float) -> int: ...
-
-    @abc.abstractmethod
-    def insert_scar(self, agent_id: str, seq: int, severity: str, reason: str,
-                    action_id: str | None) -> None: ...
-
-    @abc.abstractmethod
-    def scars(self, agent_id: str) -> list[dict[str, Any]]: ...
+    def _count_allowed_since(self, agent_id: str, since: float) -> int: ...
 
     @abc.abstractmethod
     def insert_consumption(self, agent_id: str, action_id: str, by: str, at: float) -> bool:

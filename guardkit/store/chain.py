@@ -81,13 +81,26 @@ class Signer:
         return self._key.sign(bytes.fromhex(digest_hex)).hex()
 
 
+_second_cache: list[Any] = [None, ""]
+
+
 def format_timestamp(epoch: float) -> str:
     """RFC 3339 UTC with microseconds and a trailing Z."""
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    seconds = int(epoch)
+    micros = round((epoch - seconds) * 1_000_000)
+    if micros >= 1_000_000:
+        seconds, micros = seconds + 1, micros - 1_000_000
+    # Formatting the date part is the slow step; it changes once a second.
+    cached_second, prefix = _second_cache
+    if cached_second != seconds:
+        prefix = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _second_cache[:] = [seconds, prefix]
+    return f"{prefix}.{micros:06d}Z"
 
 
-def record_hash(seq: int, timestamp: str, actor: str, kind: str, payload_json: str,
-                prev_hash: str) -> str:
+def record_hash(
+    seq: int, timestamp: str, actor: str, kind: str, payload_json: str, prev_hash: str
+) -> str:
     # The envelope's keys in sorted order, with the payload's canonical text spliced in, is
     # byte-for-byte canonical_json({...}) without encoding the payload a second time.
     envelope = (
@@ -97,17 +110,33 @@ def record_hash(seq: int, timestamp: str, actor: str, kind: str, payload_json: s
     return hashlib.sha256(_DOMAIN + envelope.encode("utf-8")).hexdigest()
 
 
-def seal(*, seq: int, timestamp: str, actor: str, kind: str, payload_json: str, prev_hash: str,
-         signer: Signer | None) -> Record:
+def seal(
+    *,
+    seq: int,
+    timestamp: str,
+    actor: str,
+    kind: str,
+    payload_json: str,
+    prev_hash: str,
+    signer: Signer | None,
+) -> Record:
     """Hash (and sign) a new record that follows ``prev_hash``."""
     digest = record_hash(seq, timestamp, actor, kind, payload_json, prev_hash)
-    return Record(seq=seq, timestamp=timestamp, actor=actor, kind=kind,
-                  payload_json=payload_json, prev_hash=prev_hash, hash=digest,
-                  signature=signer.sign(digest) if signer else None)
+    return Record(
+        seq=seq,
+        timestamp=timestamp,
+        actor=actor,
+        kind=kind,
+        payload_json=payload_json,
+        prev_hash=prev_hash,
+        hash=digest,
+        signature=signer.sign(digest) if signer else None,
+    )
 
 
-def verify_records(records: Iterable[Record], trusted_key: str | None = None
-                   ) -> tuple[int, dict[str, Any] | None]:
+def verify_records(
+    records: Iterable[Record], trusted_key: str | None = None
+) -> tuple[int, dict[str, Any] | None]:
     """Check a whole log; return ``(records seen, failure or None)``.
 
     A failure is ``{"line", "seq", "reason"}`` as Lineage's verifier reports it.
@@ -145,8 +174,14 @@ def _check_one(line: int, record: Record, prev: str) -> str | None:
             return "payload is not canonical JSON"
     except ValueError:
         return "payload is not JSON"
-    expected = record_hash(record.seq, record.timestamp, record.actor, record.kind,
-                           record.payload_json, record.prev_hash)
+    expected = record_hash(
+        record.seq,
+        record.timestamp,
+        record.actor,
+        record.kind,
+        record.payload_json,
+        record.prev_hash,
+    )
     if expected != record.hash:
         return "hash mismatch"
     return None
@@ -162,7 +197,8 @@ def _check_signature(record: Record, public_key: str | None) -> str | None:
 
     try:
         Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_key)).verify(
-            bytes.fromhex(record.signature), bytes.fromhex(record.hash))
+            bytes.fromhex(record.signature), bytes.fromhex(record.hash)
+        )
     except (InvalidSignature, ValueError):
         return "bad signature"
     return None

@@ -12,10 +12,20 @@ from guardkit.store.chain import Record
 
 __all__ = ["KINDS", "Replay", "replay", "write_jsonl"]
 
-KINDS = frozenset({
-    "genesis", "policy", "action_requested", "approval_required", "action_allowed",
-    "action_denied", "action_rejected", "outcome", "scar", "terminated",
-})
+KINDS = frozenset(
+    {
+        "genesis",
+        "policy",
+        "action_requested",
+        "approval_required",
+        "action_allowed",
+        "action_denied",
+        "action_rejected",
+        "outcome",
+        "scar",
+        "terminated",
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -42,8 +52,10 @@ class Replay:
         if not self.alive:
             return None
         if self.scars and self.scar_score >= self.scar_limit:
-            return (f"scar limit reached ({self.scar_score} >= {self.scar_limit}); "
-                    "termination record missing from the log")
+            return (
+                f"scar limit reached ({self.scar_score} >= {self.scar_limit}); "
+                "termination record missing from the log"
+            )
         if self.actions_allowed and self.spent >= self.budget:
             return "budget exhausted; termination record missing from the log"
         return None
@@ -62,8 +74,9 @@ def replay(records: Iterable[Record]) -> Replay:
     return state
 
 
-def _apply(state: Replay, requested: dict[str, tuple[str, int]], kind: str,
-           payload: dict[str, Any]) -> None:
+def _apply(
+    state: Replay, requested: dict[str, tuple[str, int]], kind: str, payload: dict[str, Any]
+) -> None:
     if kind == "policy":
         state.budget = payload["policy"]["budget"]
         state.scar_limit = payload["policy"]["scar_limit"]
@@ -93,8 +106,9 @@ def write_jsonl(records: Iterable[Record], out: IO[str]) -> int:
     """Write records as Lineage-format JSON Lines (one canonical object a line)."""
     count = 0
     for record in records:
-        out.write(json.dumps(record.to_dict(), sort_keys=True, separators=(",", ":"),
-                             ensure_ascii=False))
+        out.write(
+            json.dumps(record.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        )
         out.write("\n")
         count += 1
     return count

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from guardkit.errors import NotFound
+from guardkit.errors import NotFound, StoreError
 from guardkit.policy import Policy
 from guardkit.store._errors import translate_errors
 from guardkit.store.base import ActionRow, AgentState, IdemRecord, Store, Transaction
@@ -32,7 +32,8 @@ CREATE TABLE IF NOT EXISTS agents (
     spent INTEGER NOT NULL, scar_score INTEGER NOT NULL, alive INTEGER NOT NULL,
     termination_reason TEXT, next_action INTEGER NOT NULL, head_seq INTEGER NOT NULL,
     head_hash TEXT NOT NULL, actions_allowed INTEGER NOT NULL, actions_denied INTEGER NOT NULL,
-    actions_pending INTEGER NOT NULL, tool_counts TEXT NOT NULL, created_at REAL NOT NULL);
+    actions_pending INTEGER NOT NULL, tool_counts TEXT NOT NULL, scars TEXT NOT NULL,
+    created_at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS agents_parent ON agents(parent_id);
 CREATE TABLE IF NOT EXISTS records (
     agent_id TEXT NOT NULL, seq INTEGER NOT NULL, timestamp TEXT NOT NULL, actor TEXT NOT NULL,
@@ -45,9 +46,6 @@ CREATE TABLE IF NOT EXISTS actions (
     approved_by TEXT, PRIMARY KEY (agent_id, number));
 CREATE INDEX IF NOT EXISTS actions_status ON actions(agent_id, status);
 CREATE INDEX IF NOT EXISTS actions_allowed_at ON actions(agent_id, allowed_at);
-CREATE TABLE IF NOT EXISTS scars (
-    agent_id TEXT NOT NULL, seq INTEGER NOT NULL, severity TEXT NOT NULL, reason TEXT NOT NULL,
-    action_id TEXT, PRIMARY KEY (agent_id, seq));
 CREATE TABLE IF NOT EXISTS consumptions (
     agent_id TEXT NOT NULL, action_id TEXT NOT NULL, consumed_by TEXT NOT NULL,
     consumed_at REAL NOT NULL, PRIMARY KEY (agent_id, action_id));
@@ -56,9 +54,11 @@ CREATE TABLE IF NOT EXISTS idempotency (
     lease_expires REAL NOT NULL, expires_at REAL, result TEXT, action_id TEXT, agent_id TEXT);
 """
 
+_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_sorted = json.JSONEncoder(separators=(",", ":"), sort_keys=True).encode
 _AGENT_COLUMNS = (
     "parent_id, policy, public_key, spent, scar_score, alive, termination_reason, next_action, "
-    "head_seq, head_hash, actions_allowed, actions_denied, actions_pending, tool_counts, "
+    "head_seq, head_hash, actions_allowed, actions_denied, actions_pending, tool_counts, scars, "
     "created_at"
 )
 _ACTION_COLUMNS = (
@@ -74,8 +74,9 @@ class SQLiteStore(Store):
     ``"normal"`` survives a process crash but may lose the last commits on a power cut.
     """
 
-    def __init__(self, path: str, *, signer: Signer | None = None,
-                 durability: str = "full") -> None:
+    def __init__(
+        self, path: str, *, signer: Signer | None = None, durability: str = "full"
+    ) -> None:
         super().__init__(signer)
         if durability not in ("full", "normal"):
             raise ValueError("durability must be 'full' or 'normal'")
@@ -85,8 +86,9 @@ class SQLiteStore(Store):
         self._lock_fd: int | None = None
         self._policies: dict[str, Policy] = {}
         with translate_errors(path):
-            self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
-                                         timeout=30.0)
+            self._conn = sqlite3.connect(
+                path, isolation_level=None, check_same_thread=False, timeout=30.0
+            )
             if not self._memory:
                 self._lock_fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
                 self._conn.execute("PRAGMA journal_mode=WAL")
@@ -108,25 +110,34 @@ class SQLiteStore(Store):
 
     @contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Transaction]:
-        with self._mutex, translate_errors(self.location):
-            if write:
-                with self._writer_lock():
-                    yield from self._run(write=True)
-            else:
-                yield from self._run(write=False)
-
-    def _run(self, *, write: bool) -> Iterator[Transaction]:
         conn = self._conn
-        conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-        tx = _SQLiteTransaction(conn, self.signer, self._policies)
-        try:
-            yield tx
-            if write:
-                tx.flush()
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        with self._mutex:
+            locked = write and self._lock_fd is not None
+            try:
+                if locked:
+                    fcntl.flock(self._lock_fd, fcntl.LOCK_EX)  # type: ignore[arg-type]
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            except (sqlite3.Error, OSError) as exc:
+                self._release(locked)
+                raise StoreError(f"store {self.location}: {exc}") from exc
+            tx = _SQLiteTransaction(conn, self.signer, self._policies)
+            try:
+                yield tx
+                with translate_errors(self.location):
+                    if write:
+                        tx.flush()
+                    conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    with translate_errors(self.location):
+                        conn.execute("ROLLBACK")
+                raise
+            finally:
+                self._release(locked)
+
+    def _release(self, locked: bool) -> None:
+        if locked:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)  # type: ignore[arg-type]
 
     def close(self) -> None:
         with self._mutex:
@@ -137,8 +148,9 @@ class SQLiteStore(Store):
 
 
 class _SQLiteTransaction(Transaction):
-    def __init__(self, conn: sqlite3.Connection, signer: Signer | None,
-                 policies: dict[str, Policy]) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, signer: Signer | None, policies: dict[str, Policy]
+    ) -> None:
         super().__init__(signer)
         self._conn = conn
         self._policies = policies
@@ -152,119 +164,195 @@ class _SQLiteTransaction(Transaction):
 
     def _load_agent(self, agent_id: str) -> AgentState:
         row = self._conn.execute(
-            f"SELECT {_AGENT_COLUMNS} FROM agents WHERE agent_id = ?", (agent_id,)).fetchone()
+            f"SELECT {_AGENT_COLUMNS} FROM agents WHERE agent_id = ?", (agent_id,)
+        ).fetchone()
         if row is None:
             raise NotFound(f"unknown agent {agent_id!r}")
         return AgentState(
-            agent_id=agent_id, parent_id=row[0], policy=self._policy(row[1]),
-            public_key=row[2], spent=row[3], scar_score=row[4], alive=bool(row[5]),
-            termination_reason=row[6], next_action=row[7], head_seq=row[8], head_hash=row[9],
-            actions_allowed=row[10], actions_denied=row[11], actions_pending=row[12],
-            tool_counts=json.loads(row[13]), created_at=row[14])
+            agent_id=agent_id,
+            parent_id=row[0],
+            policy=self._policy(row[1]),
+            public_key=row[2],
+            spent=row[3],
+            scar_score=row[4],
+            alive=bool(row[5]),
+            termination_reason=row[6],
+            next_action=row[7],
+            head_seq=row[8],
+            head_hash=row[9],
+            actions_allowed=row[10],
+            actions_denied=row[11],
+            actions_pending=row[12],
+            tool_counts=json.loads(row[13]),
+            scars=json.loads(row[14]),
+            created_at=row[15],
+        )
 
     def _agent_values(self, state: AgentState) -> tuple[Any, ...]:
-        return (state.spent, state.scar_score, int(state.alive), state.termination_reason,
-                state.next_action, state.head_seq, state.head_hash, state.actions_allowed,
-                state.actions_denied, state.actions_pending,
-                json.dumps(state.tool_counts, separators=(",", ":")))
+        return (
+            state.spent,
+            state.scar_score,
+            int(state.alive),
+            state.termination_reason,
+            state.next_action,
+            state.head_seq,
+            state.head_hash,
+            state.actions_allowed,
+            state.actions_denied,
+            state.actions_pending,
+            _compact(state.tool_counts),
+            _compact(state.scars),
+        )
 
     def _insert_agent(self, state: AgentState) -> None:
         from guardkit._canonical import canonical_json
 
         self._conn.execute(
             f"INSERT INTO agents (agent_id, {_AGENT_COLUMNS}) VALUES "
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (state.agent_id, state.parent_id, canonical_json(state.policy.to_dict()),
-             state.public_key, *self._agent_values(state), state.created_at))
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                state.agent_id,
+                state.parent_id,
+                canonical_json(state.policy.to_dict()),
+                state.public_key,
+                *self._agent_values(state),
+                state.created_at,
+            ),
+        )
 
     def _save_agent(self, state: AgentState) -> None:
         self._conn.execute(
             "UPDATE agents SET spent=?, scar_score=?, alive=?, termination_reason=?, "
             "next_action=?, head_seq=?, head_hash=?, actions_allowed=?, actions_denied=?, "
-            "actions_pending=?, tool_counts=? WHERE agent_id=?",
-            (*self._agent_values(state), state.agent_id))
+            "actions_pending=?, tool_counts=?, scars=? WHERE agent_id=?",
+            (*self._agent_values(state), state.agent_id),
+        )
 
-    def _write_record(self, agent_id: str, record: Record) -> None:
-        self._conn.execute(
+    def _write_records(self, records: list[tuple[str, Record]]) -> None:
+        self._conn.executemany(
             "INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (agent_id, record.seq, record.timestamp, record.actor, record.kind,
-             record.payload_json, record.prev_hash, record.hash, record.signature))
+            [
+                (agent_id, r.seq, r.timestamp, r.actor, r.kind, r.payload_json, r.prev_hash,
+                 r.hash, r.signature)
+                for agent_id, r in records
+            ],
+        )
 
     def agent_exists(self, agent_id: str) -> bool:
-        return self._conn.execute(
-            "SELECT 1 FROM agents WHERE agent_id = ?", (agent_id,)).fetchone() is not None
+        return (
+            self._conn.execute("SELECT 1 FROM agents WHERE agent_id = ?", (agent_id,)).fetchone()
+            is not None
+        )
 
     def agent_ids(self) -> list[str]:
         return [r[0] for r in self._conn.execute("SELECT agent_id FROM agents ORDER BY agent_id")]
 
     def children(self, agent_id: str) -> list[str]:
-        return [r[0] for r in self._conn.execute(
-            "SELECT agent_id FROM agents WHERE parent_id = ? ORDER BY agent_id", (agent_id,))]
+        return [
+            r[0]
+            for r in self._conn.execute(
+                "SELECT agent_id FROM agents WHERE parent_id = ? ORDER BY agent_id", (agent_id,)
+            )
+        ]
 
-    def records(self, agent_id: str, after: int | None = None, limit: int | None = None
-                ) -> list[Record]:
+    def _read_records(
+        self, agent_id: str, after: int | None, limit: int | None
+    ) -> list[Record]:
         rows = self._conn.execute(
             "SELECT seq, timestamp, actor, kind, payload, prev_hash, hash, signature FROM records"
             " WHERE agent_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-            (agent_id, -1 if after is None else after, -1 if limit is None else limit))
-        return [Record(seq=r[0], timestamp=r[1], actor=r[2], kind=r[3], payload_json=r[4],
-                       prev_hash=r[5], hash=r[6], signature=r[7]) for r in rows]
+            (agent_id, -1 if after is None else after, -1 if limit is None else limit),
+        )
+        return [
+            Record(
+                seq=r[0],
+                timestamp=r[1],
+                actor=r[2],
+                kind=r[3],
+                payload_json=r[4],
+                prev_hash=r[5],
+                hash=r[6],
+                signature=r[7],
+            )
+            for r in rows
+        ]
 
     @staticmethod
     def _action_values(row: ActionRow) -> tuple[Any, ...]:
-        return (row.agent_id, row.number, row.tool, row.input_json, row.input_sha256, row.cost,
-                row.status, row.outcome,
-                None if row.reason is None else json.dumps(row.reason, sort_keys=True),
-                row.requested_at, row.requested_seq, row.allowed_at, row.approved_by)
+        return (
+            row.agent_id,
+            row.number,
+            row.tool,
+            row.input_json,
+            row.input_sha256,
+            row.cost,
+            row.status,
+            row.outcome,
+            None if row.reason is None else _sorted(row.reason),
+            row.requested_at,
+            row.requested_seq,
+            row.allowed_at,
+            row.approved_by,
+        )
 
-    def insert_action(self, row: ActionRow) -> None:
-        self._conn.execute(f"INSERT INTO actions ({_ACTION_COLUMNS}) VALUES "
-                           "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", self._action_values(row))
-
-    def update_action(self, row: ActionRow) -> None:
-        self._conn.execute(
-            "UPDATE actions SET status=?, outcome=?, reason=?, allowed_at=?, approved_by=? "
-            "WHERE agent_id=? AND number=?",
-            (row.status, row.outcome,
-             None if row.reason is None else json.dumps(row.reason, sort_keys=True),
-             row.allowed_at, row.approved_by, row.agent_id, row.number))
+    def _write_actions(self, rows: list[ActionRow]) -> None:
+        for row in rows:
+            if row.stored:
+                self._conn.execute(
+                    "UPDATE actions SET status=?, outcome=?, reason=?, allowed_at=?, approved_by=? "
+                    "WHERE agent_id=? AND number=?",
+                    (row.status, row.outcome,
+                     None if row.reason is None else _sorted(row.reason),
+                     row.allowed_at, row.approved_by, row.agent_id, row.number))
+            else:
+                self._conn.execute(f"INSERT INTO actions ({_ACTION_COLUMNS}) VALUES "
+                                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                   self._action_values(row))
 
     @staticmethod
     def _row(r: tuple[Any, ...]) -> ActionRow:
-        return ActionRow(agent_id=r[0], number=r[1], tool=r[2], input_json=r[3],
-                         input_sha256=r[4], cost=r[5], status=r[6], outcome=r[7],
-                         reason=None if r[8] is None else json.loads(r[8]), requested_at=r[9],
-                         requested_seq=r[10], allowed_at=r[11], approved_by=r[12])
+        return ActionRow(
+            agent_id=r[0],
+            number=r[1],
+            tool=r[2],
+            input_json=r[3],
+            input_sha256=r[4],
+            cost=r[5],
+            status=r[6],
+            outcome=r[7],
+            reason=None if r[8] is None else json.loads(r[8]),
+            requested_at=r[9],
+            requested_seq=r[10],
+            allowed_at=r[11],
+            approved_by=r[12],
+            stored=True,
+        )
 
-    def get_action(self, agent_id: str, number: int) -> ActionRow | None:
-        r = self._conn.execute(f"SELECT {_ACTION_COLUMNS} FROM actions WHERE agent_id = ? AND "
-                               "number = ?", (agent_id, number)).fetchone()
+    def _read_action(self, agent_id: str, number: int) -> ActionRow | None:
+        r = self._conn.execute(
+            f"SELECT {_ACTION_COLUMNS} FROM actions WHERE agent_id = ? AND number = ?",
+            (agent_id, number),
+        ).fetchone()
         return None if r is None else self._row(r)
 
-    def pending_actions(self, agent_id: str) -> list[ActionRow]:
+    def _pending_actions(self, agent_id: str) -> list[ActionRow]:
         rows = self._conn.execute(
             f"SELECT {_ACTION_COLUMNS} FROM actions WHERE agent_id = ? AND "
-            "status = 'pending_approval' ORDER BY number", (agent_id,))
+            "status = 'pending_approval' ORDER BY number",
+            (agent_id,),
+        )
         return [self._row(r) for r in rows]
 
-    def count_allowed_since(self, agent_id: str, since: float) -> int:
-        row = self._conn.execute("SELECT count(*) FROM actions WHERE agent_id = ? AND "
-                                 "allowed_at > ?", (agent_id, since)).fetchone()
+    def _count_allowed_since(self, agent_id: str, since: float) -> int:
+        row = self._conn.execute(
+            "SELECT count(*) FROM actions WHERE agent_id = ? AND allowed_at > ?", (agent_id, since)
+        ).fetchone()
         return int(row[0])
 
-    def insert_scar(self, agent_id: str, seq: int, severity: str, reason: str,
-                    action_id: str | None) -> None:
-        self._conn.execute("INSERT INTO scars VALUES (?, ?, ?, ?, ?)",
-                           (agent_id, seq, severity, reason, action_id))
-
-    def scars(self, agent_id: str) -> list[dict[str, Any]]:
-        rows = self._conn.execute("SELECT seq, severity, reason, action_id FROM scars WHERE "
-                                  "agent_id = ? ORDER BY seq", (agent_id,))
-        return [{"seq": r[0], "severity": r[1], "reason": r[2], "action_id": r[3]} for r in rows]
-
     def insert_consumption(self, agent_id: str, action_id: str, by: str, at: float) -> bool:
-        cur = self._conn.execute("INSERT OR IGNORE INTO consumptions VALUES (?, ?, ?, ?)",
-                                 (agent_id, action_id, by, at))
+        cur = self._conn.execute(
+            "INSERT OR IGNORE INTO consumptions VALUES (?, ?, ?, ?)", (agent_id, action_id, by, at)
+        )
         return cur.rowcount == 1
 
     def get_meta(self, key: str) -> str | None:
@@ -277,18 +365,38 @@ class _SQLiteTransaction(Transaction):
     def idem_get(self, key: str) -> IdemRecord | None:
         r = self._conn.execute(
             "SELECT key, status, payload_hash, owner, lease_expires, expires_at, result, "
-            "action_id, agent_id FROM idempotency WHERE key = ?", (key,)).fetchone()
+            "action_id, agent_id FROM idempotency WHERE key = ?",
+            (key,),
+        ).fetchone()
         if r is None:
             return None
-        return IdemRecord(key=r[0], status=r[1], payload_hash=r[2], owner=r[3],
-                          lease_expires=r[4], expires_at=r[5], result_json=r[6],
-                          action_id=r[7], agent_id=r[8])
+        return IdemRecord(
+            key=r[0],
+            status=r[1],
+            payload_hash=r[2],
+            owner=r[3],
+            lease_expires=r[4],
+            expires_at=r[5],
+            result_json=r[6],
+            action_id=r[7],
+            agent_id=r[8],
+        )
 
     def idem_put(self, record: IdemRecord) -> None:
         self._conn.execute(
             "INSERT OR REPLACE INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (record.key, record.status, record.payload_hash, record.owner, record.lease_expires,
-             record.expires_at, record.result_json, record.action_id, record.agent_id))
+            (
+                record.key,
+                record.status,
+                record.payload_hash,
+                record.owner,
+                record.lease_expires,
+                record.expires_at,
+                record.result_json,
+                record.action_id,
+                record.agent_id,
+            ),
+        )
 
     def idem_delete(self, key: str) -> None:
         self._conn.execute("DELETE FROM idempotency WHERE key = ?", (key,))

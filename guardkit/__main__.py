@@ -1,0 +1,5 @@
+"""``python -m guardkit``: the command line."""
+
+from guardkit.cli import main
+
+main()

@@ -1,0 +1,361 @@
+"""The ``guardkit`` command line: the demo, operator commands on a ledger, and (lazily) scan,
+fix and serve.
+
+Exit codes, which scripts may rely on:
+
+====  =============================================================================
+0     success
+1     a check failed: ``verify`` found a broken chain, ``scan`` found something
+2     usage error (bad arguments, unreadable policy file)
+3     the guard refused the operation (unknown agent or action, wrong state, bad input)
+4     the store failed or the agent is quarantined (tampered ledger)
+====  =============================================================================
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from guardkit.local import Guard
+
+__all__ = ["main"]
+
+EXIT_CHECK_FAILED = 1
+EXIT_USAGE = 2
+EXIT_REFUSED = 3
+EXIT_STORE = 4
+
+# Subcommands owned by other packages, imported only when used (libcst, starlette are heavy).
+_LAZY = {
+    "scan": "guardkit.codemods.cli:scan",
+    "fix": "guardkit.codemods.cli:fix",
+    "serve": "guardkit.server.cli:serve",
+}
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *_LAZY])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in _LAZY:
+            module, attr = _LAZY[cmd_name].split(":")
+            try:
+                command = getattr(importlib.import_module(module), attr)
+            except (ImportError, AttributeError) as exc:
+                raise click.ClickException(
+                    f"'guardkit {cmd_name}' is unavailable: {exc}. Install the extra it needs "
+                    "(pip install 'guardkit[server]' for serve).") from exc
+            return command if isinstance(command, click.Command) else None
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_LazyGroup)
+@click.version_option(package_name="guardkit")
+def main() -> None:
+    """Guard tool-calling LLM agents: policies, approvals, a durable ledger, scans and fixes."""
+
+
+_db_option = click.option("--db", envvar="GUARDKIT_DB", default="guardkit.db", show_default=True,
+                          help="Ledger database (SQLite path or sqlite:///PATH); env GUARDKIT_DB.")
+_json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+
+
+@contextmanager
+def _guard(db: str, *, must_exist: bool = True) -> Iterator[Guard]:
+    from guardkit.errors import GuardError, LedgerTampered, StoreError
+    from guardkit.local import Guard
+
+    if must_exist and "://" not in db and not os.path.exists(db):
+        raise click.UsageError(f"no ledger at {db!r} (use --db or GUARDKIT_DB)")
+    try:
+        with Guard(db) as guard:
+            yield guard
+    except (StoreError, LedgerTampered) as exc:
+        click.echo(f"error: {exc.message}", err=True)
+        sys.exit(EXIT_STORE)
+    except GuardError as exc:
+        click.echo(f"error: {exc.message} ({exc.code})", err=True)
+        sys.exit(EXIT_REFUSED)
+
+
+def _emit(data: Any, as_json: bool, render: Callable[[Any], None]) -> None:
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        render(data)
+
+
+def _print_status(status: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"agent {status['agent_id']}", show_header=False)
+    table.add_row("alive", "yes" if status["alive"] else f"no: {status['termination_reason']}")
+    table.add_row("budget", f"{status['spent']} spent of {status['budget']} "
+                  f"({status['remaining']} left)")
+    table.add_row("scars", f"{status['scar_score']} of {status['scar_limit']}")
+    for scar in status["scars"]:
+        table.add_row("", f"{scar['severity']}: {scar['reason']} ({scar['action_id'] or '-'})")
+    table.add_row("actions", f"{status['actions_allowed']} allowed, {status['actions_denied']} "
+                  f"denied, {status['actions_pending']} pending")
+    table.add_row("head", f"seq {status['head']['seq']} {status['head']['hash'][:16]}…")
+    Console().print(table)
+
+
+@main.command()
+@click.argument("scenario", required=False, type=click.Choice(["guard", "ops", "payments"]),
+                default="guard")
+@click.option("--db", default=None, help="Write the demo ledger here (default: a temp file).")
+@click.option("--trace", type=click.Choice(["off", "console", "otlp"]), default="off",
+              help="Export OpenTelemetry traces of every decision.")
+@_json_option
+def demo(scenario: str, db: str | None, trace: str, as_json: bool) -> None:
+    """Run a scripted, offline guarded agent (no API keys needed)."""
+    if trace != "off":
+        tracing = importlib.import_module("guardkit.tracing")
+        tracing.enable_for_cli(trace)
+    if scenario != "guard":
+        sys.exit(_run_example(scenario))
+    from guardkit.demo import run_demo
+
+    outcome = run_demo(db)
+    if as_json:
+        click.echo(json.dumps({"outcome": outcome.result.outcome, "text": outcome.result.text,
+                               "decisions": outcome.decisions, "status": outcome.status,
+                               "ledger": outcome.db_path}, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="Every decision the guard made")
+    for column in ("action", "tool", "decision", "cost", "what happened"):
+        table.add_column(column)
+    styles = {"allowed": "green", "denied": "red", "pending_approval": "yellow"}
+    for row in outcome.decisions:
+        table.add_row(row["action_id"], row["tool"],
+                      f"[{styles.get(row['decision'], '')}]{row['decision']}[/]",
+                      "" if row["cost"] is None else str(row["cost"]), row["detail"])
+    console = Console()
+    console.print(table)
+    console.print(f"run ended: [bold]{outcome.result.outcome}[/] — {outcome.result.text}")
+    _print_status(outcome.status)
+    console.print(f"ledger: {outcome.db_path}  (try: guardkit --help, "
+                  f"guardkit verify {outcome.status['agent_id']} --db {outcome.db_path})")
+
+
+def _run_example(name: str) -> int:
+    import runpy
+    from pathlib import Path
+
+    folder = {"ops": "guarded-agent", "payments": "deepseek-payments-agent"}[name]
+    root = Path(__file__).resolve().parent.parent / "examples" / folder / "agent.py"
+    if not root.exists():
+        raise click.ClickException(f"the {name} example lives in the source tree ({root}); "
+                                   "run it from a checkout of guardkit")
+    namespace = runpy.run_path(str(root), run_name="guardkit_example")
+    return int(namespace["main"]([]))
+
+
+@main.command()
+@click.argument("agent_id")
+@click.option("--policy", "policy_path", required=True, type=click.Path(exists=True),
+              help="Policy file (.json or .toml).")
+@_db_option
+@_json_option
+def create(agent_id: str, policy_path: str, db: str, as_json: bool) -> None:
+    """Create an agent with a fixed policy; prints its token."""
+    from guardkit.policy import load_policy
+
+    policy = load_policy(policy_path) if policy_path.endswith((".json", ".toml")) else None
+    if policy is None:
+        raise click.UsageError("the policy file must end in .json or .toml")
+    with _guard(db, must_exist=False) as guard:
+        created = guard.create_agent(agent_id, policy)
+    _emit(created, as_json, lambda d: click.echo(d["token"]))
+
+
+@main.command()
+@_db_option
+@_json_option
+def agents(db: str, as_json: bool) -> None:
+    """List agents with their budget and scars."""
+    with _guard(db) as guard:
+        listing = guard.agents()
+
+    def render(items: list[dict[str, Any]]) -> None:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table()
+        for column in ("agent", "state", "alive", "spent/budget", "scars", "pending"):
+            table.add_column(column)
+        for item in items:
+            if item["state"] != "active":
+                table.add_row(item["agent_id"], item["state"], "", "", "", item["error"])
+                continue
+            s = item["status"]
+            table.add_row(item["agent_id"], "active", "yes" if s["alive"] else "no",
+                          f"{s['spent']}/{s['budget']}", f"{s['scar_score']}/{s['scar_limit']}",
+                          str(s["actions_pending"]))
+        Console().print(table)
+
+    _emit(listing, as_json, render)
+
+
+@main.command()
+@click.argument("agent_id")
+@_db_option
+@_json_option
+def status(agent_id: str, db: str, as_json: bool) -> None:
+    """Show an agent's budget, scars and head."""
+    with _guard(db) as guard:
+        _emit(guard.status(agent_id), as_json, _print_status)
+
+
+@main.command()
+@click.argument("agent_id")
+@_db_option
+@_json_option
+def pending(agent_id: str, db: str, as_json: bool) -> None:
+    """List actions waiting for approval, with their exact input."""
+    with _guard(db) as guard:
+        items = guard.pending(agent_id)
+
+    def render(rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            click.echo("nothing pending")
+        for item in rows:
+            action = item["action"]
+            click.echo(f"{action['action_id']}  {action['tool']}  cost {action['cost']}  "
+                       f"since {item['requested_at']}\n  input: "
+                       f"{json.dumps(action['input'], ensure_ascii=False)}")
+
+    _emit(items, as_json, render)
+
+
+def _decision_render(decision: dict[str, Any]) -> None:
+    extra = decision.get("reason") or {"remaining": decision.get("remaining")}
+    click.echo(f"{decision['action_id']}: {decision['decision']} {json.dumps(extra)}")
+
+
+@main.command()
+@click.argument("agent_id")
+@click.argument("action_id")
+@click.option("--by", "approver", required=True, help="Who approves.")
+@click.option("--note", default=None, help="Signed into the ledger with the approval.")
+@_db_option
+@_json_option
+def approve(agent_id: str, action_id: str, approver: str, note: str | None, db: str,
+            as_json: bool) -> None:
+    """Approve a pending action (every check runs again)."""
+    with _guard(db) as guard:
+        _emit(guard.approve(agent_id, action_id, approver, note), as_json, _decision_render)
+
+
+@main.command()
+@click.argument("agent_id")
+@click.argument("action_id")
+@click.option("--by", "approver", required=True)
+@click.option("--reason", required=True)
+@click.option("--scar", type=click.Choice(["minor", "moderate", "severe", "fatal"]), default=None,
+              help="Scar the agent too, when asking was itself a red flag.")
+@_db_option
+@_json_option
+def reject(agent_id: str, action_id: str, approver: str, reason: str, scar: str | None, db: str,
+           as_json: bool) -> None:
+    """Reject a pending action."""
+    with _guard(db) as guard:
+        _emit(guard.reject(agent_id, action_id, approver, reason, scar), as_json,
+              _decision_render)
+
+
+@main.command()
+@click.argument("agent_id")
+@click.option("--severity", required=True,
+              type=click.Choice(["minor", "moderate", "severe", "fatal"]))
+@click.option("--reason", required=True)
+@click.option("--action", "action_id", default=None)
+@_db_option
+@_json_option
+def scar(agent_id: str, severity: str, reason: str, action_id: str | None, db: str,
+         as_json: bool) -> None:
+    """Scar an agent for something the guard could not see."""
+    with _guard(db) as guard:
+        _emit(guard.scar(agent_id, severity, reason, action_id), as_json, _print_status)
+
+
+@main.command()
+@click.argument("agent_id")
+@click.option("--reason", required=True)
+@click.option("--by", required=True)
+@_db_option
+@_json_option
+def terminate(agent_id: str, reason: str, by: str, db: str, as_json: bool) -> None:
+    """Terminate an agent (and its sub-agents) for good."""
+    with _guard(db) as guard:
+        _emit(guard.terminate(agent_id, reason, by), as_json, _print_status)
+
+
+@main.command()
+@click.argument("agent_id")
+@click.option("--after", type=int, default=None, help="Only records with seq > AFTER.")
+@click.option("--limit", type=click.IntRange(1, 5000), default=None)
+@_db_option
+@_json_option
+def log(agent_id: str, after: int | None, limit: int | None, db: str, as_json: bool) -> None:
+    """Print an agent's ledger records."""
+    with _guard(db) as guard:
+        data = guard.log(agent_id, after, limit)
+
+    def render(d: dict[str, Any]) -> None:
+        for r in d["records"]:
+            click.echo(f"{r['seq']:>5}  {r['timestamp']}  {r['kind']:<18} "
+                       f"{json.dumps(r['payload'], ensure_ascii=False)}")
+
+    _emit(data, as_json, render)
+
+
+@main.command()
+@click.argument("agent_id")
+@_db_option
+@_json_option
+def verify(agent_id: str, db: str, as_json: bool) -> None:
+    """Verify an agent's hash chain (and signatures); exit 1 if it is broken."""
+    with _guard(db) as guard:
+        result = guard.verify(agent_id)
+
+    def render(d: dict[str, Any]) -> None:
+        if d["ok"]:
+            click.echo(f"ok: {d['records']} records, head seq {d['head']['seq']} "
+                       f"{d['head']['hash']}")
+        else:
+            f = d["failure"]
+            click.echo(f"BROKEN at line {f['line']} (seq {f['seq']}): {f['reason']}")
+
+    _emit(result, as_json, render)
+    if not result["ok"]:
+        sys.exit(EXIT_CHECK_FAILED)
+
+
+@main.command()
+@click.argument("agent_id")
+@click.option("--output", "-o", default="-", help="File to write (default: stdout).")
+@_db_option
+def export(agent_id: str, output: str, db: str) -> None:
+    """Export an agent's ledger as Lineage-format JSON Lines."""
+    with _guard(db) as guard:
+        if output == "-":
+            guard.export(agent_id, sys.stdout)
+        else:
+            count = guard.export(agent_id, output)
+            click.echo(f"wrote {count} records to {output}", err=True)
