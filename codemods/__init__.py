@@ -1,1 +1,52 @@
-"""Static passes and codemods that find and fix unguarded agent code (installed as guardkit.codemods)."""
+"""Static passes and codemods that find and fix unguarded agent code (``guardkit.codemods``).
+
+``scan(paths)`` returns one ``FileResult`` per Python file; ``fix(paths, write=False)`` returns
+one ``FixResult`` per file. ``RULES`` and ``TRANSFORMS`` list the rules and codemods.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .config import Config, find_pyproject, load_config  # noqa: TID251
+from .findings import FileResult, Finding  # noqa: TID251
+from .fixer import FixResult, fix_paths  # noqa: TID251
+from .rules import RULES  # noqa: TID251
+from .runner import discover, scan_paths  # noqa: TID251
+from .transforms import TRANSFORMS  # noqa: TID251
+
+__all__ = [
+    "scan",
+    "fix",
+    "Finding",
+    "FileResult",
+    "FixResult",
+    "Config",
+    "RULES",
+    "TRANSFORMS",
+]
+
+
+def _config(paths: list[str], config: Config | None) -> Config:
+    if config is not None:
+        return config
+    start = Path(paths[0]) if paths else Path.cwd()
+    return load_config(find_pyproject(start if start.is_dir() else start.parent))
+
+
+def scan(
+    paths: list[str] | str, *, config: Config | None = None, jobs: int = 1
+) -> list[FileResult]:
+    """Scan files and folders (no cache); configuration from the nearest ``pyproject.toml``."""
+    targets = [paths] if isinstance(paths, str) else list(paths)
+    resolved = _config(targets, config)
+    return scan_paths(discover(targets, resolved.exclude), resolved, jobs=jobs)
+
+
+def fix(
+    paths: list[str] | str, *, write: bool = False, config: Config | None = None, jobs: int = 1
+) -> list[FixResult]:
+    """Apply the codemods; with ``write`` changed files are rewritten in place."""
+    targets = [paths] if isinstance(paths, str) else list(paths)
+    resolved = _config(targets, config)
+    return fix_paths(discover(targets, resolved.exclude), resolved, jobs=jobs, write=write)

@@ -1,0 +1,160 @@
+"""Classify the calls of a module: model calls, ``llm_turn`` gates, guard requests.
+
+A model call is recognised from where its receiver came from (see ``values``) or from its
+qualified name (``litellm.completion``), never from the method name alone.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .imports import ImportMap  # noqa: TID251
+from .tree import LoopContext, Tree, dotted  # noqa: TID251
+from .values import GUARDKIT, Values  # noqa: TID251
+
+__all__ = ["ModelCall", "classify_calls", "is_guard_receiver"]
+
+_GATE_FUNCTIONS = frozenset({"guardkit.llm_turn", "guardkit.gate_turn"})
+_GUARD_FUNCTIONS = frozenset({"guardkit.authorize", "guardkit.request"})
+_GUARD_METHODS = frozenset({"request", "authorize"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelCall:
+    """A call that sends a turn to a model."""
+
+    node: ast.Call
+    symbol: str
+    stmt: ast.stmt
+    function: ast.AST
+    loops: tuple[LoopContext, ...]
+    gated: bool
+    fixable: bool
+
+
+@dataclass(slots=True)
+class CallIndex:
+    """The interesting calls of a module, in source order."""
+
+    model: list[ModelCall]
+    gates: list[ast.Call]
+    guard_requests: list[ast.Call]
+
+
+def is_guard_receiver(expr: ast.expr, values: Values, at: ast.AST) -> bool:
+    """Whether ``expr`` is a guardkit agent/guard (by dataflow, or by a guard-ish name)."""
+    if values.kind(expr, at) == GUARDKIT:
+        return True
+    name = dotted(expr)
+    last = name.rpartition(".")[2].lower() if name else ""
+    return "guard" in last or "agent" in last
+
+
+def _method_call(call: ast.Call, values: Values) -> tuple[str, bool] | None:
+    """``(first string argument, is guard)`` for ``<guard>.request(...)``/``.authorize(...)``."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in _GUARD_METHODS or not call.args:
+        return None
+    if not is_guard_receiver(func.value, values, call):
+        return None
+    first = call.args[0]
+    return (first.value if isinstance(first, ast.Constant) else "", True)  # type: ignore[return-value]
+
+
+def _model_symbol(call: ast.Call, values: Values, imports: ImportMap) -> str | None:
+    name = dotted(call.func)
+    if imports.resolve(name) in values.catalog.functions:
+        return name
+    node: ast.expr = call.func
+    chain: list[str] = []
+    while isinstance(node, ast.Attribute):
+        chain.insert(0, node.attr)
+        node = node.value
+        kind = values.kind(node, call)
+        if kind and ".".join(chain) in values.catalog.methods.get(kind, ()):
+            return name or ast.unparse(call.func)
+    return None
+
+
+def classify_calls(tree: Tree, values: Values, imports: ImportMap) -> CallIndex:
+    """Find model calls, gates and guard requests, and decide which model calls are gated."""
+    index = CallIndex(model=[], gates=[], guard_requests=[])
+    found: list[tuple[ast.Call, str]] = []
+    for node in ast.walk(tree.module):
+        if not isinstance(node, ast.Call):
+            continue
+        qualname = imports.resolve(dotted(node.func))
+        method = _method_call(node, values)
+        if qualname in _GATE_FUNCTIONS or (method and method[0] == "llm_turn"):
+            index.gates.append(node)
+        elif qualname in _GUARD_FUNCTIONS or method:
+            index.guard_requests.append(node)
+        else:
+            symbol = _model_symbol(node, values, imports)
+            if symbol:
+                found.append((node, symbol))
+    index.gates.sort(key=_pos)
+    index.guard_requests.sort(key=_pos)
+    found.sort(key=lambda item: _pos(item[0]))
+    for node, symbol in found:
+        index.model.append(_model_call(tree, node, symbol, index.gates, found))
+    return index
+
+
+def _pos(node: ast.AST) -> tuple[int, int]:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def _innermost(tree: Tree, node: ast.AST) -> ast.AST | None:
+    loops = tree.loops_of(node)
+    return loops[0].loop if loops else None
+
+
+def _model_call(
+    tree: Tree,
+    node: ast.Call,
+    symbol: str,
+    gates: list[ast.Call],
+    calls: list[tuple[ast.Call, str]],
+) -> ModelCall:
+    stmt = tree.statement_of(node)
+    function = tree.function_of(node)
+    loops = tuple(tree.loops_of(node))
+    region = loops[0].loop if loops else None
+    before = [
+        g
+        for g in gates
+        if _pos(g) < _pos(node)
+        and tree.function_of(g) is function
+        and _innermost(tree, g) is region
+    ]
+    gated = False
+    if before:
+        gate = before[-1]
+        gated = not any(
+            _pos(gate) < _pos(other) < _pos(node)
+            and tree.function_of(other) is function
+            and tree.statement_of(other) is not stmt
+            for other, _ in calls
+        )
+    return ModelCall(
+        node=node,
+        symbol=symbol,
+        stmt=stmt,
+        function=function,
+        loops=loops,
+        gated=gated,
+        fixable=_fixable(tree, node, stmt, loops),
+    )
+
+
+def _fixable(tree: Tree, node: ast.Call, stmt: ast.stmt, loops: tuple[LoopContext, ...]) -> bool:
+    if tree.in_comprehension_or_lambda(node) or (loops and not loops[0].in_body):
+        return False
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return False
+    parent = tree.parent(stmt)
+    if isinstance(parent, ast.stmt) and parent.lineno == stmt.lineno:
+        return False  # a one-line body (``while x: call()``) has no block to insert into
+    return not (isinstance(parent, ast.If) and stmt in parent.orelse and len(parent.orelse) == 1)

@@ -1,0 +1,190 @@
+"""The table of things the analysis recognises: model clients, model calls, tool frameworks.
+
+This is data, not code. ``Catalog.extended(...)`` merges the user's additions from
+``[tool.guardkit]`` (``model-clients``, ``client-methods``, ``model-functions``,
+``tool-decorators``). Names are fully qualified, as written after resolving import aliases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+__all__ = ["DEFAULT_CATALOG", "Catalog"]
+
+_OPENAI_METHODS = (
+    "chat.completions.create",
+    "chat.completions.parse",
+    "chat.completions.stream",
+    "beta.chat.completions.parse",
+    "beta.chat.completions.stream",
+    "responses.create",
+    "responses.parse",
+    "responses.stream",
+    "completions.create",
+)
+_LANGCHAIN_METHODS = ("invoke", "ainvoke", "stream", "astream", "batch", "abatch", "predict")
+
+#: constructor (or factory) -> kind of model client it returns
+CLIENTS: dict[str, str] = {
+    "anthropic.Anthropic": "anthropic",
+    "anthropic.AsyncAnthropic": "anthropic",
+    "anthropic.AnthropicBedrock": "anthropic",
+    "anthropic.AsyncAnthropicBedrock": "anthropic",
+    "anthropic.AnthropicVertex": "anthropic",
+    "anthropic.AsyncAnthropicVertex": "anthropic",
+    "anthropic.Client": "anthropic",
+    "openai.OpenAI": "openai",
+    "openai.AsyncOpenAI": "openai",
+    "openai.AzureOpenAI": "openai",
+    "openai.AsyncAzureOpenAI": "openai",
+    "openai.Client": "openai",
+    "google.genai.Client": "genai",
+    "google.genai.client.Client": "genai",
+    "ollama.Client": "ollama",
+    "ollama.AsyncClient": "ollama",
+    "mistralai.Mistral": "mistral",
+    "groq.Groq": "openai",
+    "groq.AsyncGroq": "openai",
+    "langchain.chat_models.init_chat_model": "langchain",
+    "langgraph.prebuilt.create_react_agent": "langchain",
+    "langchain.agents.create_agent": "langchain",
+    "langchain.agents.AgentExecutor": "langchain",
+    "langchain.agents.create_tool_calling_agent": "langchain",
+}
+
+#: kind -> attribute chains that make a model call when called on a client of that kind
+METHODS: dict[str, tuple[str, ...]] = {
+    "anthropic": (
+        "messages.create",
+        "messages.stream",
+        "beta.messages.create",
+        "completions.create",
+    ),
+    "openai": _OPENAI_METHODS,
+    "genai": (
+        "models.generate_content",
+        "models.generate_content_stream",
+        "aio.models.generate_content",
+        "aio.models.generate_content_stream",
+    ),
+    "ollama": ("chat", "generate"),
+    "mistral": ("chat.complete", "chat.complete_async", "chat.stream"),
+    "langchain": _LANGCHAIN_METHODS,
+}
+
+#: methods that return a client of the same kind (``llm.bind_tools(tools)``)
+REBINDERS = frozenset(
+    {"bind_tools", "bind", "with_structured_output", "with_config", "with_retry", "with_fallbacks"}
+)
+
+#: plain callables that are model calls
+FUNCTIONS = frozenset(
+    {
+        "litellm.completion",
+        "litellm.acompletion",
+        "litellm.responses",
+        "litellm.aresponses",
+        "ollama.chat",
+        "ollama.generate",
+        "openai.chat.completions.create",
+        "openai.ChatCompletion.create",
+        "openai.responses.create",
+        "agents.Runner.run",
+        "agents.Runner.run_sync",
+        "agents.Runner.run_streamed",
+    }
+)
+
+#: module prefixes whose ``Chat*`` classes are LangChain chat models
+LANGCHAIN_PREFIXES = ("langchain_", "langchain.chat_models", "langchain_community.chat_models")
+
+#: decorators (called or bare) that expose a function to a model as a tool
+TOOL_DECORATORS = frozenset(
+    {
+        "langchain_core.tools.tool",
+        "langchain.tools.tool",
+        "langchain.agents.tool",
+        "langchain_core.tools.convert.tool",
+        "crewai.tools.tool",
+        "crewai_tools.tool",
+        "smolagents.tool",
+        "agents.function_tool",
+        "llama_index.core.tools.tool",
+    }
+)
+
+#: instance kinds whose ``.tool`` attribute is a tool decorator
+TOOL_SERVER_CLIENTS: dict[str, str] = {
+    "mcp.server.fastmcp.FastMCP": "fastmcp",
+    "fastmcp.FastMCP": "fastmcp",
+    "mcp.server.Server": "mcp_lowlevel",
+    "mcp.server.lowlevel.Server": "mcp_lowlevel",
+    "pydantic_ai.Agent": "pydantic_ai",
+}
+
+#: ``Tool(func=...)`` style constructors -> keyword naming the callable
+TOOL_CONSTRUCTORS: dict[str, str] = {
+    "langchain.tools.Tool": "func",
+    "langchain_core.tools.Tool": "func",
+    "langchain.agents.Tool": "func",
+    "langchain_core.tools.StructuredTool.from_function": "func",
+    "langchain.tools.StructuredTool.from_function": "func",
+    "llama_index.core.tools.FunctionTool.from_defaults": "fn",
+    "agents.FunctionTool": "on_invoke_tool",
+}
+
+#: base classes whose subclasses are tools, with the method the framework calls
+TOOL_BASES: dict[str, tuple[str, ...]] = {
+    "smolagents.Tool": ("forward",),
+    "langchain_core.tools.BaseTool": ("_run", "_arun"),
+    "langchain.tools.BaseTool": ("_run", "_arun"),
+    "crewai.tools.BaseTool": ("_run",),
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Catalog:
+    """Everything the analysis treats as a model client, model call or tool framework."""
+
+    clients: Mapping[str, str] = field(default_factory=lambda: dict(CLIENTS))
+    methods: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(METHODS))
+    functions: frozenset[str] = FUNCTIONS
+    tool_decorators: frozenset[str] = TOOL_DECORATORS
+
+    def extended(
+        self,
+        *,
+        clients: Mapping[str, str] | None = None,
+        methods: Mapping[str, Iterable[str]] | None = None,
+        functions: Iterable[str] = (),
+        tool_decorators: Iterable[str] = (),
+    ) -> Catalog:
+        """Return a catalog with the user's entries added to the built-in ones."""
+        merged = {k: tuple(v) for k, v in self.methods.items()}
+        for kind, chains in (methods or {}).items():
+            merged[kind] = (*merged.get(kind, ()), *chains)
+        return Catalog(
+            clients={**self.clients, **(clients or {})},
+            methods=merged,
+            functions=self.functions | frozenset(functions),
+            tool_decorators=self.tool_decorators | frozenset(tool_decorators),
+        )
+
+    def client_kind(self, qualname: str) -> str | None:
+        """The kind of client a call to ``qualname`` returns, if it is a known constructor."""
+        if qualname in self.clients:
+            return self.clients[qualname]
+        last = qualname.rpartition(".")[2]
+        if last.startswith("Chat") and qualname.startswith(LANGCHAIN_PREFIXES):
+            return "langchain"
+        return None
+
+    def top_modules(self) -> frozenset[str]:
+        """First components of every name in the catalog, for the textual prefilter."""
+        names = [*self.clients, *self.functions, *self.tool_decorators]
+        names += [*TOOL_SERVER_CLIENTS, *TOOL_CONSTRUCTORS, *TOOL_BASES]
+        return frozenset(n.split(".")[0] for n in names) | {"langchain_openai", "guardkit"}
+
+
+DEFAULT_CATALOG = Catalog()

@@ -1,0 +1,140 @@
+"""Find model-driven tool dispatch: name->function tables and ``if name == "tool":`` chains.
+
+A dispatch site is guarded when a guard request precedes it in the same function. The functions it
+reaches are tools; they count as gated when wrapped by a guard, or when every dispatch site that
+reaches them is guarded.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+
+from .guards import Guards  # noqa: TID251
+from .tools import Dispatch, ToolSite  # noqa: TID251
+from .tree import dotted  # noqa: TID251
+
+__all__ = ["find_dispatch"]
+
+Def = ast.FunctionDef | ast.AsyncFunctionDef
+_TABLE_WORDS = ("tool", "function", "dispatch", "handler", "registry")
+_NAME_FIELDS = {"name", "tool_name", "function_name", "fn_name", "tool"}
+
+
+def _tables(module: ast.Module) -> dict[str, list[ast.Name]]:
+    """``{"search": search, ...}`` literals bound to a name: table name -> its function names."""
+    tables: dict[str, list[ast.Name]] = {}
+    for node in ast.walk(module):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)):
+            continue
+        keys, vals = node.value.keys, node.value.values
+        if not vals or not all(
+            isinstance(k, ast.Constant) and isinstance(k.value, str) for k in keys
+        ):
+            continue
+        if not all(isinstance(v, ast.Name) for v in vals):
+            continue
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                tables[target.id] = [v for v in vals if isinstance(v, ast.Name)]
+    return tables
+
+
+def _table_of(expr: ast.expr, tables: dict[str, list[ast.Name]]) -> str | None:
+    """The table indexed by ``T[name]`` or ``T.get(name)``."""
+    if isinstance(expr, ast.Subscript):
+        name = dotted(expr.value)
+    elif (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr == "get"
+    ):
+        name = dotted(expr.func.value)
+    else:
+        return None
+    return name if name in tables else None
+
+
+def _table_sites(guards: Guards, tables: dict[str, list[ast.Name]]) -> dict[str, list[ast.Call]]:
+    sites: dict[str, list[ast.Call]] = defaultdict(list)
+    aliases: dict[tuple[ast.AST, str], str] = {}
+    module = guards.tree.module
+    for node in ast.walk(module):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            table = _table_of(node.value, tables)
+            if table and isinstance(node.targets[0], ast.Name):
+                aliases[(guards.tree.function_of(node), node.targets[0].id)] = table
+    for node in ast.walk(module):
+        if not isinstance(node, ast.Call):
+            continue
+        table = _table_of(node.func, tables)
+        if table is None and isinstance(node.func, ast.Name):
+            table = aliases.get((guards.tree.function_of(node), node.func.id))
+        if table:
+            sites[table].append(node)
+    return sites
+
+
+def _is_tool_name(expr: ast.expr) -> bool:
+    if isinstance(expr, ast.Subscript):
+        return isinstance(expr.slice, ast.Constant) and expr.slice.value in _NAME_FIELDS
+    name = dotted(expr)
+    return bool(name) and name.rpartition(".")[2] in _NAME_FIELDS  # type: ignore[union-attr]
+
+
+def _branch_calls(guards: Guards) -> list[tuple[ast.Call, ast.Name]]:
+    """The first call of a local or imported function in each ``if <tool name> == "x":`` branch."""
+    found: list[tuple[ast.Call, ast.Name]] = []
+    known = guards.values.functions.keys() | guards.imports.names.keys()
+    for node in ast.walk(guards.tree.module):
+        test = node.test if isinstance(node, ast.If) else None
+        if not (isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.Eq)):
+            continue
+        right = test.comparators[0]
+        if not (_is_tool_name(test.left) and isinstance(right, ast.Constant)):
+            continue
+        assert isinstance(node, ast.If)
+        for stmt in node.body:
+            call = next((c for c in ast.walk(stmt) if isinstance(c, ast.Call)), None)
+            if call is not None and isinstance(call.func, ast.Name) and call.func.id in known:
+                found.append((call, call.func))
+                break
+    return found
+
+
+def find_dispatch(guards: Guards, agentic: bool) -> tuple[list[ToolSite], list[Dispatch]]:
+    """Tools reached through tables and branches, and the dispatch sites that reach them."""
+    module = guards.tree.module
+    tables = _tables(module)
+    sites = _table_sites(guards, tables)
+    routes: list[tuple[ast.Call, list[ast.Name], str]] = []
+    for table, calls in sites.items():
+        if agentic or any(w in table.lower() for w in _TABLE_WORDS):
+            routes += [(call, tables[table], table) for call in calls]
+    if agentic:
+        routes += [(call, [name], name.id) for call, name in _branch_calls(guards)]
+    return _resolve(guards, routes)
+
+
+def _resolve(
+    guards: Guards, routes: list[tuple[ast.Call, list[ast.Name], str]]
+) -> tuple[list[ToolSite], list[Dispatch]]:
+    reached: dict[str, list[bool]] = defaultdict(list)
+    dispatches: list[Dispatch] = []
+    for call, names, symbol in routes:
+        guarded = guards.request_before(call)
+        local = [guards.values.functions.get(n.id) for n in names]
+        wrapped = [f is not None and guards.function_gated(f) for f in local]
+        for name in names:
+            reached[name.id].append(guarded)
+        if not all(wrapped):
+            fixable = all(f is not None for f in local)
+            dispatches.append(Dispatch(node=call, symbol=symbol, guarded=guarded, fixable=fixable))
+    tools: list[ToolSite] = []
+    for target, guarded_paths in reached.items():
+        func = guards.values.functions.get(target)
+        if func is not None:
+            gated = guards.function_gated(func) or all(guarded_paths)
+            site = ToolSite(name=target, node=func, how="dispatch", gated=gated, fixable=True)
+            tools.append(site)
+    return tools, dispatches

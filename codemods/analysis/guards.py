@@ -1,0 +1,82 @@
+"""Recognise guard wrappers (``@guardkit.tool()``, ``@agent.tool``) and tool decorators."""
+
+from __future__ import annotations
+
+import ast
+
+from .calls import CallIndex  # noqa: TID251
+from .imports import ImportMap  # noqa: TID251
+from .tree import Tree, dotted  # noqa: TID251
+from .values import GUARDKIT, Values  # noqa: TID251
+
+__all__ = ["Guards"]
+
+Def = ast.FunctionDef | ast.AsyncFunctionDef
+_TOOL_SERVER_ATTRS = {"fastmcp": {"tool"}, "pydantic_ai": {"tool", "tool_plain"}}
+
+
+class Guards:
+    """Which expressions guard a tool, which expose one, and which functions are wrapped."""
+
+    def __init__(self, tree: Tree, values: Values, imports: ImportMap, calls: CallIndex) -> None:
+        self.tree = tree
+        self.values = values
+        self.imports = imports
+        self.calls = calls
+        self.aliases: set[str] = set()
+        self.wrapped: set[str] = set()
+        for node in ast.walk(tree.module):
+            if isinstance(node, ast.Assign) and self.is_guard(node.value, node):
+                self.aliases.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        for node in ast.walk(tree.module):
+            if isinstance(node, ast.Call) and self.is_guard(node.func, node):
+                self.wrapped.update(a.id for a in node.args if isinstance(a, ast.Name))
+
+    def is_guard(self, expr: ast.expr, at: ast.AST) -> bool:
+        """``guardkit.tool``, ``guardkit.tool(...)``, ``agent.tool(...)``, or an alias of one."""
+        if isinstance(expr, ast.Call):
+            expr = expr.func
+        if isinstance(expr, ast.Name) and expr.id in self.aliases:
+            return True
+        if not isinstance(expr, ast.Attribute) or expr.attr != "tool":
+            return False
+        qualname = self.imports.resolve(dotted(expr))
+        if qualname and qualname.startswith("guardkit."):
+            return True
+        kind = self.values.kind(expr.value, at)
+        if kind is not None:
+            return kind == GUARDKIT
+        name = (dotted(expr.value) or "").rpartition(".")[2].lower()
+        return "guard" in name or "agent" in name
+
+    def tool_decorator(self, expr: ast.expr, at: ast.AST) -> str | None:
+        """``"tool"`` for a framework tool decorator, ``"dispatcher"`` for MCP ``call_tool``."""
+        if isinstance(expr, ast.Call):
+            expr = expr.func
+        if self.imports.resolve(dotted(expr)) in self.values.catalog.tool_decorators:
+            return "tool"
+        if isinstance(expr, ast.Attribute):
+            kind = self.values.kind(expr.value, at)
+            if kind and expr.attr in _TOOL_SERVER_ATTRS.get(kind, ()):
+                return "tool"
+            if kind == "mcp_lowlevel" and expr.attr == "call_tool":
+                return "dispatcher"
+        return None
+
+    def self_guarded(self, func: ast.AST) -> bool:
+        """Whether the function asks the guard itself (``guard.authorize(...)`` in its body)."""
+        return any(self.tree.function_of(r) is func for r in self.calls.guard_requests)
+
+    def function_gated(self, func: Def) -> bool:
+        """Wrapped by a guard decorator, by ``guardkit.tool()(f)`` elsewhere, or self-guarding."""
+        decorated = any(self.is_guard(d, func) for d in func.decorator_list)
+        return decorated or func.name in self.wrapped or self.self_guarded(func)
+
+    def request_before(self, node: ast.AST) -> bool:
+        """Whether a guard request precedes ``node`` in the same function."""
+        func = self.tree.function_of(node)
+        pos = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+        return any(
+            (r.lineno, r.col_offset) < pos and self.tree.function_of(r) is func
+            for r in self.calls.guard_requests
+        )

@@ -1,0 +1,130 @@
+"""Find functions exposed to a model as tools: framework decorators, ``Tool(func=...)``
+objects and tool classes (``smolagents.Tool.forward``, ``BaseTool._run``, classes passed in
+``tools=[...]``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .catalog import TOOL_BASES, TOOL_CONSTRUCTORS  # noqa: TID251
+from .guards import Guards  # noqa: TID251
+from .tree import dotted  # noqa: TID251
+
+__all__ = ["Dispatch", "ToolSite", "find_tools"]
+
+Def = ast.FunctionDef | ast.AsyncFunctionDef
+_CLASS_METHODS = ("forward", "run", "_run", "_arun", "__call__")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSite:
+    """A tool: ``node`` is where it is reported (its ``def`` when it is defined here)."""
+
+    name: str
+    node: ast.AST
+    how: str
+    gated: bool
+    fixable: bool
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dispatch:
+    """A place that runs a model-chosen tool (a dispatch-table call, an ``if name ==`` branch)."""
+
+    node: ast.AST
+    symbol: str
+    guarded: bool
+    fixable: bool
+
+
+def find_tools(guards: Guards) -> tuple[list[ToolSite], list[Dispatch]]:
+    """Tools exposed by decorators, constructors and classes; MCP ``call_tool`` dispatchers."""
+    tools: list[ToolSite] = []
+    dispatches: list[Dispatch] = []
+    registered = _registered_classes(guards)
+    for node in ast.walk(guards.tree.module):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list:
+            _decorated(guards, node, tools, dispatches)
+        elif isinstance(node, ast.Call):
+            tools.extend(_constructed(guards, node))
+        elif isinstance(node, ast.ClassDef):
+            tools.extend(_class_tools(guards, node, registered))
+    return tools, dispatches
+
+
+def _decorated(guards: Guards, func: Def, tools: list[ToolSite], out: list[Dispatch]) -> None:
+    kinds = [guards.tool_decorator(d, func) for d in func.decorator_list]
+    if "dispatcher" in kinds:
+        out.append(
+            Dispatch(node=func, symbol=func.name, guarded=guards.self_guarded(func), fixable=False)
+        )
+        return
+    if "tool" not in kinds:
+        return
+    last_tool = max(i for i, k in enumerate(kinds) if k == "tool")
+    guard_at = [i for i, d in enumerate(func.decorator_list) if guards.is_guard(d, func)]
+    above = bool(guard_at) and max(guard_at) < last_tool
+    gated = (not above and bool(guard_at)) or func.name in guards.wrapped
+    gated = gated or guards.self_guarded(func)
+    note = " (the guard decorator sits above the framework decorator)" if above else ""
+    tools.append(
+        ToolSite(
+            name=func.name, node=func, how="decorator", gated=gated, fixable=not above, note=note
+        )
+    )
+
+
+def _constructed(guards: Guards, call: ast.Call) -> Iterator[ToolSite]:
+    keyword = TOOL_CONSTRUCTORS.get(guards.imports.resolve(dotted(call.func)) or "")
+    if keyword is None:
+        return
+    values = [k.value for k in call.keywords if k.arg == keyword]
+    if keyword == "func" and len(call.args) >= 2:
+        values.append(call.args[1])
+    for value in values:
+        if isinstance(value, ast.Call) and guards.is_guard(value.func, call):
+            continue
+        if not isinstance(value, ast.Name):
+            continue
+        func = guards.values.functions.get(value.id)
+        if func is None:
+            gated = value.id in guards.wrapped
+            yield ToolSite(name=value.id, node=call, how="Tool(...)", gated=gated, fixable=False)
+        else:
+            gated = guards.function_gated(func)
+            yield ToolSite(name=func.name, node=func, how="Tool(...)", gated=gated, fixable=True)
+
+
+def _registered_classes(guards: Guards) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(guards.tree.module):
+        if not (isinstance(node, ast.keyword) and node.arg == "tools"):
+            continue
+        if isinstance(node.value, (ast.List, ast.Tuple)):
+            for elt in node.value.elts:
+                if isinstance(elt, ast.Call) and isinstance(elt.func, ast.Name):
+                    names.add(elt.func.id)
+    return names
+
+
+def _class_tools(guards: Guards, cls: ast.ClassDef, registered: set[str]) -> Iterator[ToolSite]:
+    methods: tuple[str, ...] = ()
+    for base in cls.bases:
+        methods += TOOL_BASES.get(guards.imports.resolve(dotted(base)) or "", ())
+    if not methods and cls.name in registered:
+        methods = _CLASS_METHODS
+    for item in cls.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in methods:
+            gated = any(guards.is_guard(d, item) for d in item.decorator_list)
+            gated = gated or guards.self_guarded(item)
+            yield ToolSite(
+                name=f"{cls.name}.{item.name}",
+                node=item,
+                how="tool class",
+                gated=gated,
+                fixable=True,
+            )

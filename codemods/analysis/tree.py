@@ -1,0 +1,105 @@
+"""Navigation helpers over a stdlib ``ast`` tree: parents, enclosing statements, loops, names."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+__all__ = ["FUNCTION_NODES", "LOOP_NODES", "LoopContext", "Tree", "dotted"]
+
+FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+SCOPE_NODES = (*FUNCTION_NODES, ast.ClassDef)
+LOOP_NODES = (ast.For, ast.AsyncFor, ast.While)
+Loop = ast.For | ast.AsyncFor | ast.While
+
+
+def dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` for a chain of attributes on a name, else ``None``."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class LoopContext:
+    """A loop that repeats a node: ``in_body`` is False when the node sits in a ``while`` test."""
+
+    loop: Loop
+    in_body: bool
+
+
+class Tree:
+    """A parsed module with a parent map."""
+
+    def __init__(self, module: ast.Module) -> None:
+        self.module = module
+        self._parents: dict[ast.AST, ast.AST] = {}
+        for parent in ast.walk(module):
+            for child in ast.iter_child_nodes(parent):
+                self._parents[child] = parent
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self._parents.get(node)
+
+    def ancestors(self, node: ast.AST) -> Iterator[tuple[ast.AST, ast.AST]]:
+        """Pairs ``(ancestor, child on the path)`` from the node upwards."""
+        child = node
+        parent = self._parents.get(child)
+        while parent is not None:
+            yield parent, child
+            child, parent = parent, self._parents.get(parent)
+
+    def function_of(self, node: ast.AST) -> ast.AST:
+        """The innermost function (or lambda) containing ``node``, else the module."""
+        for parent, _ in self.ancestors(node):
+            if isinstance(parent, FUNCTION_NODES):
+                return parent
+        return self.module
+
+    def class_of(self, node: ast.AST) -> ast.ClassDef | None:
+        """The class a method's body belongs to (skipping the method itself)."""
+        seen_function = False
+        for parent, _ in self.ancestors(node):
+            if isinstance(parent, ast.ClassDef):
+                return parent if seen_function else None
+            if isinstance(parent, FUNCTION_NODES):
+                if seen_function:
+                    return None
+                seen_function = True
+        return None
+
+    def statement_of(self, node: ast.AST) -> ast.stmt:
+        """The innermost statement containing (or being) ``node``."""
+        if isinstance(node, ast.stmt):
+            return node
+        for parent, _ in self.ancestors(node):
+            if isinstance(parent, ast.stmt):
+                return parent
+        raise ValueError("node outside any statement")
+
+    def loops_of(self, node: ast.AST) -> list[LoopContext]:
+        """Loops of the same function that repeat ``node``, innermost first."""
+        found: list[LoopContext] = []
+        for parent, child in self.ancestors(node):
+            if isinstance(parent, SCOPE_NODES):
+                break
+            if isinstance(parent, LOOP_NODES):
+                if any(child is stmt for stmt in parent.body):
+                    found.append(LoopContext(parent, in_body=True))
+                elif isinstance(parent, ast.While) and child is parent.test:
+                    found.append(LoopContext(parent, in_body=False))
+        return found
+
+    def in_comprehension_or_lambda(self, node: ast.AST) -> bool:
+        for parent, _ in self.ancestors(node):
+            if isinstance(parent, ast.stmt):
+                return False
+            if isinstance(parent, (ast.Lambda, ast.comprehension, ast.GeneratorExp)):
+                return True
+        return False

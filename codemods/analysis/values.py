@@ -1,0 +1,214 @@
+"""Follow where values come from: which names hold a model client, a guard or a tool server.
+
+Flow-insensitive and per module, in a few rounds to a fixed point: assignments (``client =
+OpenAI()``), ``self.client`` attributes set in any method, class-level annotations, annotated and
+defaulted parameters, arguments passed to functions of the same module, ``with`` targets, return
+values of local factories, LangChain rebinding (``llm.bind_tools(...)``) and ``prompt | llm``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+
+from .catalog import REBINDERS, TOOL_SERVER_CLIENTS, Catalog  # noqa: TID251
+from .imports import ImportMap  # noqa: TID251
+from .tree import FUNCTION_NODES, Tree, dotted  # noqa: TID251
+
+__all__ = ["GUARDKIT", "Values"]
+
+GUARDKIT = "guardkit"
+Def = ast.FunctionDef | ast.AsyncFunctionDef
+_ROUNDS = 3
+
+
+class Values:
+    """The kind of value (``"openai"``, ``"langchain"``, ``"guardkit"``...) names hold."""
+
+    def __init__(self, tree: Tree, imports: ImportMap, catalog: Catalog) -> None:
+        self.tree = tree
+        self.imports = imports
+        self.catalog = catalog
+        self.scopes: dict[ast.AST, dict[str, str]] = defaultdict(dict)
+        self.attrs: dict[ast.ClassDef, dict[str, str]] = defaultdict(dict)
+        self.returns: dict[ast.AST, str] = {}
+        self.functions: dict[str, Def] = {}
+        self.methods: dict[ast.ClassDef, dict[str, Def]] = defaultdict(dict)
+        for node in tree.module.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions[node.name] = node
+            elif isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        self.methods[node][item.name] = item
+        nodes = [n for n in ast.walk(tree.module) if isinstance(n, _BINDING_NODES)]
+        for _ in range(_ROUNDS):
+            for bound in nodes:
+                self._bind(bound)
+
+    # -- evaluation -------------------------------------------------------------------------
+    def qualname_kind(self, qualname: str | None) -> str | None:
+        if qualname is None:
+            return None
+        if qualname == GUARDKIT or qualname.startswith("guardkit."):
+            return GUARDKIT
+        return self.catalog.client_kind(qualname) or TOOL_SERVER_CLIENTS.get(qualname)
+
+    def kind(self, expr: ast.AST, at: ast.AST) -> str | None:
+        """The kind of value ``expr`` (located inside ``at``) evaluates to, if known."""
+        if isinstance(expr, ast.Name):
+            for scope in self._chain(at):
+                if expr.id in self.scopes.get(scope, {}):
+                    return self.scopes[scope][expr.id]
+            return None
+        if isinstance(expr, ast.Attribute):
+            if isinstance(expr.value, ast.Name) and expr.value.id in {"self", "cls"}:
+                cls = self.tree.class_of(at)
+                return self.attrs[cls].get(expr.attr) if cls else None
+            return None
+        if isinstance(expr, ast.Call):
+            return self._call_kind(expr, at)
+        if isinstance(expr, ast.Await):
+            return self.kind(expr.value, at)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
+            sides = {self.kind(expr.left, at), self.kind(expr.right, at)}
+            return "langchain" if "langchain" in sides else None
+        if isinstance(expr, (ast.IfExp, ast.BoolOp)):
+            options = [expr.body, expr.orelse] if isinstance(expr, ast.IfExp) else expr.values
+            return next((k for k in (self.kind(o, at) for o in options) if k), None)
+        return None
+
+    def annotation_kind(self, ann: ast.expr | None) -> str | None:
+        """The kind named by a type annotation (``OpenAI``, ``"OpenAI"``, ``OpenAI | None``...)."""
+        if ann is None:
+            return None
+        if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+            try:
+                return self.annotation_kind(ast.parse(ann.value, mode="eval").body)
+            except SyntaxError:
+                return None
+        if isinstance(ann, ast.Subscript):
+            inner = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+            return next((k for k in map(self.annotation_kind, inner) if k), None)
+        if isinstance(ann, ast.BinOp):
+            return self.annotation_kind(ann.left) or self.annotation_kind(ann.right)
+        return self.qualname_kind(self.imports.resolve(dotted(ann)))
+
+    def callee(self, call: ast.Call, at: ast.AST) -> tuple[Def, int] | None:
+        """The local function a call runs, and how many leading parameters it skips."""
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in self.functions:
+            return self.functions[func.id], 0
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            cls = self.tree.class_of(at)
+            if func.value.id == "self" and cls and func.attr in self.methods[cls]:
+                return self.methods[cls][func.attr], 1
+        return None
+
+    def _call_kind(self, call: ast.Call, at: ast.AST) -> str | None:
+        found = self.qualname_kind(self.imports.resolve(dotted(call.func)))
+        if found:
+            return found
+        if isinstance(call.func, ast.Attribute) and call.func.attr in REBINDERS:
+            return self.kind(call.func.value, at)
+        target = self.callee(call, at)
+        return self.returns.get(target[0]) if target else None
+
+    def _chain(self, at: ast.AST) -> list[ast.AST]:
+        chain: list[ast.AST] = [
+            p for p, _ in self.tree.ancestors(at) if isinstance(p, FUNCTION_NODES)
+        ]
+        if isinstance(at, FUNCTION_NODES):
+            chain.insert(0, at)
+        chain.append(self.tree.module)
+        return chain
+
+    # -- binding ----------------------------------------------------------------------------
+    def _bind(self, node: ast.AST) -> None:
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+            self._bind_assignment(node)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    self._store(item.optional_vars, self.kind(item.context_expr, node), node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self._bind_parameters(node)
+        elif isinstance(node, ast.Return) and node.value is not None:
+            found = self.kind(node.value, node)
+            if found:
+                self.returns.setdefault(self.tree.function_of(node), found)
+        elif isinstance(node, ast.Call):
+            self._bind_arguments(node)
+
+    def _bind_assignment(self, node: ast.Assign | ast.AnnAssign | ast.NamedExpr) -> None:
+        found = self.kind(node.value, node) if node.value is not None else None
+        if isinstance(node, ast.AnnAssign):
+            found = found or self.annotation_kind(node.annotation)
+            parent = self.tree.parent(node)
+            if isinstance(parent, ast.ClassDef) and isinstance(node.target, ast.Name) and found:
+                self.attrs[parent][node.target.id] = found
+                return
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            self._store(target, found, node)
+
+    def _store(self, target: ast.AST, found: str | None, at: ast.AST) -> None:
+        if found is None:
+            return
+        if isinstance(target, ast.Name):
+            self.scopes[self.tree.function_of(at)][target.id] = found
+        elif (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id in {"self", "cls"}
+        ):
+            cls = self.tree.class_of(at)
+            if cls is not None:
+                self.attrs[cls][target.attr] = found
+
+    def _bind_parameters(self, func: Def) -> None:
+        args = func.args
+        params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        defaults: list[ast.expr | None] = [None] * (len(args.posonlyargs) + len(args.args))
+        defaults[len(defaults) - len(args.defaults) :] = args.defaults
+        defaults += args.kw_defaults
+        for param, default in zip(params, defaults, strict=True):
+            found = self.annotation_kind(param.annotation)
+            if found is None and default is not None:
+                found = self.kind(default, func)
+            if found:
+                self.scopes[func][param.arg] = found
+        returned = self.annotation_kind(func.returns)
+        if returned:
+            self.returns[func] = returned
+
+    def _bind_arguments(self, call: ast.Call) -> None:
+        target = self.callee(call, call)
+        if target is None:
+            return
+        func, skip = target
+        params = [*func.args.posonlyargs, *func.args.args][skip:]
+        scope = self.scopes[func]
+        for param, arg in zip(params, call.args, strict=False):
+            if isinstance(arg, ast.Starred):
+                break
+            found = self.kind(arg, call)
+            if found:
+                scope.setdefault(param.arg, found)
+        for keyword in call.keywords:
+            found = self.kind(keyword.value, call) if keyword.arg else None
+            if found and keyword.arg:
+                scope.setdefault(keyword.arg, found)
+
+
+_BINDING_NODES = (
+    ast.Assign,
+    ast.AnnAssign,
+    ast.NamedExpr,
+    ast.With,
+    ast.AsyncWith,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Return,
+    ast.Call,
+)

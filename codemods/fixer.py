@@ -1,0 +1,103 @@
+"""Apply the codemods to source text: ``fix_source`` returns the new code or an error."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from libcst.codemod import CodemodContext, TransformFailure, TransformSuccess, transform_module
+
+from .analysis.prefilter import might_match  # noqa: TID251
+from .config import Config  # noqa: TID251
+from .transforms import TRANSFORMS, FindingCodemod  # noqa: TID251
+
+__all__ = ["FixResult", "fix_paths", "fix_source", "unified_diff"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FixResult:
+    """The outcome of fixing one file: the new code (equal to the old when nothing applied)."""
+
+    path: str
+    before: str
+    after: str
+    applied: tuple[str, ...] = ()
+    error: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+
+def fix_source(
+    code: str,
+    path: str = "<module>",
+    config: Config | None = None,
+    transforms: tuple[type[FindingCodemod], ...] = TRANSFORMS,
+) -> FixResult:
+    """Run each codemod in turn; a failing codemod stops the file and is reported."""
+    config = config or Config()
+    current = code
+    applied: list[str] = []
+    for transform in transforms:
+        if not any(config.enabled(rule) for rule in transform.RULES):
+            continue
+        codemod = transform(CodemodContext(filename=path), config=config)
+        result = transform_module(codemod, current)
+        if isinstance(result, TransformFailure):
+            message = f"{transform.__name__} failed: {result.error}"
+            return FixResult(path=path, before=code, after=code, error=message)
+        if isinstance(result, TransformSuccess):
+            current = result.code
+            applied.append(transform.__name__)
+    return FixResult(path=path, before=code, after=current, applied=tuple(applied))
+
+
+def unified_diff(result: FixResult) -> str:
+    lines = difflib.unified_diff(
+        result.before.splitlines(keepends=True),
+        result.after.splitlines(keepends=True),
+        fromfile=f"a/{result.path}",
+        tofile=f"b/{result.path}",
+    )
+    return "".join(lines)
+
+
+def _fix_file(config: Config, path: str, write: bool) -> FixResult:
+    try:
+        code = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return FixResult(path=path, before="", after="", error=f"cannot read: {exc}")
+    shown = _display(path)
+    if not might_match(code.encode(), config.catalog):
+        return FixResult(path=shown, before=code, after=code)
+    try:
+        ast.parse(code)
+    except SyntaxError as exc:
+        return FixResult(path=shown, before=code, after=code, error=f"cannot parse: {exc.msg}")
+    result = fix_source(code, shown, config)
+    if write and result.changed and result.error is None:
+        Path(path).write_text(result.after, encoding="utf-8")
+    return result
+
+
+def _display(path: str) -> str:
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+def fix_paths(
+    files: list[str], config: Config, *, jobs: int = 0, write: bool = False
+) -> list[FixResult]:
+    """Fix every file; with ``write`` the changed files are rewritten in place."""
+    work = partial(_fix_file, config, write=write)
+    jobs = jobs or os.cpu_count() or 1
+    if jobs <= 1 or len(files) < 64:
+        return list(map(work, files))
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(work, files, chunksize=16))

@@ -1,0 +1,38 @@
+"""Human-readable report: ``path:line:col: GK101 message [*]`` (``[*]`` marks a fixable finding)."""
+
+from __future__ import annotations
+
+import os
+
+from ..findings import FileResult  # noqa: TID251, TID252
+
+__all__ = ["render_text"]
+
+
+def _rel(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def render_text(results: list[FileResult]) -> str:
+    lines: list[str] = []
+    count = fixable = errors = 0
+    for result in results:
+        if result.error is not None:
+            errors += 1
+            lines.append(f"{_rel(result.path)}: error: {result.error}")
+        for f in result.findings:
+            count += 1
+            fixable += f.fixable
+            mark = " [*]" if f.fixable else ""
+            lines.append(f"{_rel(f.path)}:{f.line}:{f.column + 1}: {f.rule} {f.message}{mark}")
+    summary = f"Found {count} finding{'s' if count != 1 else ''}"
+    if fixable:
+        summary += f" ({fixable} fixable with `guardkit fix --write`)"
+    if errors:
+        summary += f"; {errors} file{'s' if errors != 1 else ''} could not be analysed"
+    lines.append(summary + f" in {len(results)} files.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,197 @@
+"""GK101: a model call repeated by a loop that nothing bounds."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ..analysis.facts import ModuleFacts  # noqa: TID251, TID252
+from ..findings import Finding  # noqa: TID251, TID252
+from .base import Invalid, Rule, Valid, header_end  # noqa: TID251
+
+
+class UnboundedModelLoop(Rule):
+    ID = "GK101"
+    MESSAGE = (
+        "unbounded model loop: {symbol} runs in a loop with no turn limit and no llm_turn gate"
+    )
+    EXPLANATION = (
+        "An agent loop that calls a model until the model says it is done (`while True`, "
+        '`while response.stop_reason == "tool_use"`) can run forever: a confused or manipulated '
+        "model keeps asking for tools, and every turn costs tokens and may act on the world. "
+        "A loop is bounded when it iterates a finite iterable (`for _ in range(n)`), compares a "
+        "counter it "
+        "updates against a limit, stops on a `max_turns`/`max_iterations` value, or asks the guard "
+        "for an `llm_turn` on every iteration (the policy's turn budget then bounds it)."
+    )
+    FIX = (
+        "Count turns and stop at a limit, or gate each model call with "
+        '`guard.request("llm_turn", {})`. `guardkit fix` inserts a `_gk_turns` counter that '
+        "breaks out after `max-turns` iterations (BoundModelLoops)."
+    )
+    FIXED_BY = "BoundModelLoops"
+    VALID = (
+        Valid(
+            code="""
+            import anthropic
+            client = anthropic.Anthropic()
+            for _ in range(10):
+                client.messages.create(model="m", messages=[])
+            """,
+            note="for over range()",
+        ),
+        Valid(
+            code="""
+            from openai import OpenAI
+            client = OpenAI()
+            turns = 0
+            while True:
+                turns += 1
+                if turns > 8:
+                    break
+                client.chat.completions.create(model="m", messages=[])
+            """,
+            note="a counter compared against a limit",
+        ),
+        Valid(
+            code="""
+            import litellm
+            def run(max_turns: int) -> None:
+                step = 0
+                while step < max_turns:
+                    litellm.completion(model="m", messages=[])
+                    step += 1
+            """
+        ),
+        Valid(
+            code="""
+            import guardkit
+            from openai import OpenAI
+            client = OpenAI()
+            while True:
+                turn = guardkit.current_agent().request("llm_turn", {})
+                if turn["decision"] != "allowed":
+                    break
+                client.responses.create(model="m", input="hi")
+            """,
+            note="gated by llm_turn",
+        ),
+        Valid(
+            code="""
+            def run(client):
+                while True:
+                    client.messages.create(model="m")
+            """,
+            note="an unannotated parameter is not known to be a model client",
+        ),
+        Valid(
+            code="""
+            import anthropic
+            client = anthropic.Anthropic()
+            while True:
+                item = queue.get()
+                print(item)
+            """,
+            note="no model call in the loop",
+        ),
+        Valid(
+            code="""
+            from langchain_anthropic import ChatAnthropic
+            class Agent:
+                llm: ChatAnthropic
+                max_iterations = 6
+                def run(self, messages):
+                    step = 0
+                    while True:
+                        step += 1
+                        if step >= self.max_iterations:
+                            return None
+                        messages.append(self.llm.invoke(messages))
+            """,
+            note="exit on a counter inside the body",
+        ),
+    )
+    INVALID = (
+        Invalid(
+            code="""
+            import anthropic
+            client = anthropic.Anthropic()
+            while True:
+                client.messages.create(model="m", messages=[])
+            """,
+            line=3,
+            column=0,
+        ),
+        Invalid(
+            code="""
+            from openai import AsyncOpenAI
+            class Agent:
+                def __init__(self) -> None:
+                    self.client = AsyncOpenAI(base_url="https://api.deepseek.com")
+                async def run(self, messages):
+                    done = False
+                    while not done:
+                        r = await self.client.chat.completions.create(model="ds", messages=messages)
+                        done = r.choices[0].finish_reason == "stop"
+            """,
+            line=7,
+            column=8,
+            note="DeepSeek via base_url, client on self",
+        ),
+        Invalid(
+            code="""
+            from langchain_openai import ChatOpenAI
+            llm = ChatOpenAI(model="gpt-4o").bind_tools([])
+            def agent(messages):
+                while messages[-1].tool_calls:
+                    messages.append(llm.invoke(messages))
+            """,
+            line=4,
+            column=4,
+        ),
+        Invalid(
+            code="""
+            import itertools
+            import ollama
+            for turn in itertools.count():
+                ollama.chat(model="llama3", messages=[])
+            """,
+            line=3,
+            column=0,
+        ),
+        Invalid(
+            code="""
+            from anthropic import Anthropic
+            def loop(client: Anthropic, messages) -> None:
+                while True:
+                    for block in client.messages.create(model="m", messages=messages).content:
+                        print(block)
+            """,
+            line=3,
+            column=4,
+            note="client passed in as an annotated parameter",
+        ),
+        Invalid(
+            code="""
+            import litellm
+            async def agent(messages):
+                response = await litellm.acompletion(model="m", messages=messages)
+                while response.choices[0].message.tool_calls:
+                    response = await litellm.acompletion(model="m", messages=messages)
+            """,
+            line=4,
+            column=4,
+            note="a condition the model controls",
+        ),
+    )
+
+    @classmethod
+    def check(cls, facts: ModuleFacts, path: str) -> Iterator[Finding]:
+        for loop, calls in facts.unbounded_loops:
+            yield cls.finding(
+                path,
+                loop,
+                symbol=calls[0].symbol,
+                fixable=isinstance(loop, ast.While),
+                end=header_end(loop),
+            )

@@ -1,0 +1,233 @@
+"""GK201: a function exposed to a model as a tool and not wrapped by a guard."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ..analysis.facts import ModuleFacts  # noqa: TID251, TID252
+from ..findings import Finding  # noqa: TID251, TID252
+from .base import Invalid, Rule, Valid, header_end  # noqa: TID251
+
+
+class UnguardedTool(Rule):
+    ID = "GK201"
+    MESSAGE = "tool {symbol} is exposed to the model ({how}) but not guarded{note}"
+    EXPLANATION = (
+        "A tool is code the model chooses to run, with arguments the model wrote. guardkit can "
+        "only allow, deny, budget or hold a tool call for approval if the call passes through "
+        "the guard. "
+        "A tool counts as gated when it is wrapped by `guardkit.tool`/`agent.tool` (as a decorator "
+        "below the framework's, or as `guardkit.tool()(fn)`), or when every dispatch path to it is "
+        "preceded by a guard `request`/`authorize`. A guard decorator placed above a framework "
+        "decorator wraps the framework's tool object, which the framework never calls through."
+    )
+    FIX = (
+        "Add `@guardkit.tool()` directly above the `def` (below `@tool`, `@function_tool`, "
+        "`@mcp.tool()`), or call `guard.authorize(name, args, cost)` before dispatching. "
+        "`guardkit fix` inserts the decorator (AddToolGuard)."
+    )
+    FIXED_BY = "AddToolGuard"
+    VALID = (
+        Valid(
+            code="""
+            import guardkit
+            from langchain_core.tools import tool
+            @tool
+            @guardkit.tool()
+            def search(query: str) -> str:
+                return query
+            """
+        ),
+        Valid(
+            code="""
+            import guardkit
+            from crewai.tools import tool
+            guarded = guardkit.tool(name="lookup")
+            @tool("lookup")
+            @guarded
+            def lookup(q: str) -> str:
+                return q
+            """,
+            note="wrapped indirectly through an alias",
+        ),
+        Valid(
+            code="""
+            import guardkit
+            from langchain.tools import Tool
+            def search(q: str) -> str:
+                return q
+            search_tool = Tool(name="search", func=guardkit.tool()(search), description="d")
+            """,
+            note="wrapped at registration",
+        ),
+        Valid(
+            code="""
+            from mcp.server.fastmcp import FastMCP
+            mcp = FastMCP("demo")
+            def helper(x: int) -> int:
+                return x
+            """,
+            note="a plain function is not a tool",
+        ),
+        Valid(
+            code="""
+            from smolagents import Tool
+            class Weather(Tool):
+                def forward(self, city: str) -> str:
+                    self.guard.authorize("weather", {"city": city}, 0)
+                    return city
+            """,
+            note="a tool that asks the guard itself",
+        ),
+        Valid(
+            code="""
+            import guardkit
+            from pydantic_ai import Agent
+            agent = guardkit.Agent()
+            @agent.tool()
+            def roll() -> int:
+                return 4
+            """,
+            note="agent.tool of a guardkit agent is the guard",
+        ),
+        Valid(
+            code="""
+            import guardkit
+            from fastmcp import FastMCP
+            mcp = FastMCP("files")
+            @mcp.tool()
+            @guardkit.tool()
+            def read_file(path: str) -> str:
+                return path
+            """
+        ),
+    )
+    INVALID = (
+        Invalid(
+            code="""
+            from langchain_core.tools import tool as lc_tool
+            @lc_tool
+            def search(query: str) -> str:
+                return query
+            """,
+            line=3,
+            column=0,
+        ),
+        Invalid(
+            code="""
+            from agents import function_tool
+            @function_tool
+            async def fetch(url: str) -> str:
+                return url
+            """,
+            line=3,
+            column=0,
+        ),
+        Invalid(
+            code="""
+            from mcp.server.fastmcp import FastMCP
+            mcp = FastMCP("files")
+            @mcp.tool()
+            def delete_file(path: str) -> None:
+                pass
+            """,
+            line=4,
+            column=0,
+        ),
+        Invalid(
+            code="""
+            from smolagents import Tool
+            class Weather(Tool):
+                name = "weather"
+                def forward(self, city: str) -> str:
+                    return city
+            """,
+            line=4,
+            column=4,
+        ),
+        Invalid(
+            code="""
+            import guardkit
+            from langchain_core.tools import tool
+            @guardkit.tool()
+            @tool
+            def search(q: str) -> str:
+                return q
+            """,
+            line=5,
+            column=0,
+            note="guard above the framework decorator",
+        ),
+        Invalid(
+            code="""
+            from langchain.tools import Tool
+            def search(q: str) -> str:
+                return q
+            tools = [Tool(name="search", func=search, description="web search")]
+            """,
+            line=2,
+            column=0,
+        ),
+        Invalid(
+            code="""
+            from pydantic_ai import Agent
+            agent = Agent("openai:gpt-4o")
+            @agent.tool_plain
+            def roll() -> int:
+                return 4
+            """,
+            line=4,
+            column=0,
+        ),
+        Invalid(
+            code="""
+            from crewai.tools import tool
+            @tool("Search the web")
+            def search(query: str) -> str:
+                return query
+            """,
+            line=3,
+            column=0,
+            note="CrewAI",
+        ),
+        Invalid(
+            code="""
+            from smolagents import tool
+            @tool
+            def get_time(zone: str) -> str:
+                return zone
+            """,
+            line=3,
+            column=0,
+            note="smolagents",
+        ),
+        Invalid(
+            code="""
+            from openai import OpenAI
+            class Calculator:
+                def run(self, expression: str) -> str:
+                    return expression
+            client = OpenAI()
+            agent = make_agent(client, tools=[Calculator()])
+            """,
+            line=3,
+            column=4,
+            note="a class registered in tools=[...]",
+        ),
+    )
+
+    @classmethod
+    def check(cls, facts: ModuleFacts, path: str) -> Iterator[Finding]:
+        for tool in facts.tools:
+            if not tool.gated:
+                end = header_end(tool.node) if isinstance(tool.node, ast.stmt) else None
+                yield cls.finding(
+                    path,
+                    tool.node,
+                    symbol=tool.name,
+                    fixable=tool.fixable,
+                    end=end,
+                    how=tool.how,
+                    note=tool.note,
+                )

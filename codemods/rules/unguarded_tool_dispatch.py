@@ -1,0 +1,138 @@
+"""GK202: code that runs a model-chosen tool without asking the guard first."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..analysis.facts import ModuleFacts  # noqa: TID251, TID252
+from ..findings import Finding  # noqa: TID251, TID252
+from .base import Invalid, Rule, Valid  # noqa: TID251
+
+
+class UnguardedToolDispatch(Rule):
+    ID = "GK202"
+    MESSAGE = "tool dispatch {symbol} runs a model-chosen tool without a guard request"
+    EXPLANATION = (
+        "Hand-written agent loops send `tools=[...]` schemas to the model and then run whatever "
+        "it picked through a name->function table (`TOOLS[name](**args)`), an `if name == "
+        '"search":` chain or an MCP `@server.call_tool()` handler. If neither the dispatch site '
+        "is preceded by a guard `request`/`authorize` nor every reachable function is wrapped by "
+        "`guardkit.tool`, the model can run any listed tool with any arguments, unchecked."
+    )
+    FIX = (
+        "Call `guard.authorize(name, args, cost)` before dispatching (catch `ActionDenied` and "
+        "return the denial to the model as the tool result), or wrap every function in the table "
+        "with `@guardkit.tool()`. `guardkit fix` decorates the functions defined in the module."
+    )
+    FIXED_BY = "AddToolGuard"
+    VALID = (
+        Valid(
+            code="""
+            import anthropic
+            client = anthropic.Anthropic()
+            def search(q): return q
+            TOOLS = {"search": search}
+            def step(guard, block):
+                guard.authorize(block.name, block.input, 0)
+                return TOOLS[block.name](**block.input)
+            """
+        ),
+        Valid(
+            code="""
+            import guardkit
+            @guardkit.tool()
+            def search(q): return q
+            TOOL_MAP = {"search": search}
+            def run(name, args):
+                return TOOL_MAP[name](**args)
+            """,
+            note="every function in the table is guarded",
+        ),
+        Valid(
+            code="""
+            COMMANDS = {"start": print}
+            def main(cmd):
+                COMMANDS[cmd]("x")
+            """,
+            note="a command table in a non-agent module",
+        ),
+        Valid(
+            code="""
+            import openai
+            def greet(): return "hi"
+            if __name__ == "__main__":
+                greet()
+            """,
+            note="__name__ is not a tool name",
+        ),
+        Valid(
+            code="""
+            import anthropic
+            from tools import search
+            client = anthropic.Anthropic()
+            def run(guard, block):
+                client.messages.create(model="m", messages=[])
+                guard.authorize(block.name, block.input, 1)
+                if block.name == "search":
+                    return search(**block.input)
+            """,
+            note="the branch runs after a guard request",
+        ),
+    )
+    INVALID = (
+        Invalid(
+            code="""
+            import openai
+            client = openai.OpenAI()
+            def get_weather(city): return city
+            available_functions = {"get_weather": get_weather}
+            def handle(call):
+                fn = available_functions[call.function.name]
+                return fn(city="x")
+            """,
+            line=7,
+            column=11,
+        ),
+        Invalid(
+            code="""
+            import anthropic
+            from tools import search
+            client = anthropic.Anthropic()
+            def run(block):
+                if block.name == "search":
+                    return search(**block.input)
+                return client.messages.create(model="m", messages=[])
+            """,
+            line=6,
+            column=15,
+            note="an if-chain reaching an imported function",
+        ),
+        Invalid(
+            code="""
+            from mcp.server import Server
+            server = Server("files")
+            @server.call_tool()
+            async def call_tool(name: str, arguments: dict):
+                return []
+            """,
+            line=4,
+            column=0,
+            note="low-level MCP handler",
+        ),
+        Invalid(
+            code="""
+            def lookup(q): return q
+            TOOL_REGISTRY = {"lookup": lookup}
+            def dispatch(name, args):
+                return TOOL_REGISTRY.get(name)(**args)
+            """,
+            line=4,
+            column=11,
+        ),
+    )
+
+    @classmethod
+    def check(cls, facts: ModuleFacts, path: str) -> Iterator[Finding]:
+        for site in facts.dispatches:
+            if not site.guarded:
+                yield cls.finding(path, site.node, symbol=site.symbol, fixable=site.fixable)

@@ -1,0 +1,80 @@
+"""Test helpers for guardkit's rules and codemods (importable from any test folder).
+
+``assert_codemod`` checks a before/after pair plus the fix-time invariants: a second run changes
+nothing, and a scan of the result reports none of the fixable findings of the rules it fixes.
+``check_rule_examples`` turns a rule's VALID/INVALID snippets into assertions.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from libcst.codemod import (
+    CodemodContext,
+    TransformFailure,
+    TransformSkip,
+    TransformSuccess,
+    transform_module,
+)
+
+from .config import Config  # noqa: TID251
+from .engine import scan_source  # noqa: TID251
+from .findings import Finding  # noqa: TID251
+from .fixer import fix_source  # noqa: TID251
+from .rules import Invalid, Rule, Valid  # noqa: TID251
+from .transforms import FindingCodemod  # noqa: TID251
+
+__all__ = ["assert_codemod", "check_example", "dedent", "findings_of"]
+
+
+def dedent(code: str) -> str:
+    """Dedent a triple-quoted snippet and drop its leading newline."""
+    return textwrap.dedent(code).lstrip("\n")
+
+
+def findings_of(code: str, rule: str | None = None, config: Config | None = None) -> list[Finding]:
+    result = scan_source(dedent(code), "snippet.py", config)
+    assert result.error is None, result.error
+    return [f for f in result.findings if rule is None or f.rule == rule]
+
+
+def _run(transform: type[FindingCodemod], code: str, **kwargs: Any) -> str | None:
+    result = transform_module(transform(CodemodContext(filename="snippet.py"), **kwargs), code)
+    if isinstance(result, TransformFailure):
+        raise AssertionError(f"{transform.__name__} failed: {result.error}")
+    if isinstance(result, TransformSkip):
+        return None
+    assert isinstance(result, TransformSuccess)
+    return result.code
+
+
+def assert_codemod(
+    transform: type[FindingCodemod], before: str, after: str | None, **kwargs: Any
+) -> None:
+    """``after=None`` means the codemod must skip the file (nothing to do)."""
+    before = dedent(before)
+    produced = _run(transform, before, **kwargs)
+    if after is None:
+        assert produced is None, f"expected a skip, got:\n{produced}"
+        return
+    after = dedent(after)
+    assert produced == after, f"--- expected\n{after}\n--- got\n{produced}"
+    again = _run(transform, produced, **kwargs)
+    assert again is None, f"second run changed the code:\n{again}"
+    left = [f for f in findings_of(produced) if f.rule in transform.RULES and f.fixable]
+    assert not left, f"scan still reports fixed rules: {left}"
+
+
+def check_example(rule: type[Rule], example: Valid | Invalid) -> None:
+    """Assert one VALID (no finding of ``rule``) or INVALID (a finding at line/column) example."""
+    found = findings_of(example.code, rule.ID)
+    if isinstance(example, Valid):
+        assert not found, f"{rule.ID} flagged a valid example: {found}"
+        return
+    where = [(f.line, f.column) for f in found]
+    assert (example.line, example.column) in where, (
+        f"{rule.ID} expected at {example.line}:{example.column}, got {where}"
+    )
+    if example.fixed is not None:
+        assert fix_source(dedent(example.code)).after == dedent(example.fixed)

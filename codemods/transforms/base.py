@@ -1,0 +1,56 @@
+"""The base of guardkit's codemods: a libcst ``VisitorBasedCodemodCommand`` driven by findings.
+
+Each codemod scans the module with the stdlib-``ast`` analysis for the one rule it fixes, keeps
+the fixable findings' start positions as targets, and raises ``SkipFile`` when there are none, so
+an already-fixed file is skipped (and a second run changes nothing). Imports are scheduled with
+``AddImportsVisitor`` and added after the transform, by libcst's deferred mechanism.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import ClassVar
+
+import libcst as cst
+from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
+from libcst.metadata import PositionProvider
+
+from ..config import Config  # noqa: TID251, TID252
+from ..engine import scan_source  # noqa: TID251, TID252
+
+__all__ = ["FindingCodemod"]
+
+
+class FindingCodemod(VisitorBasedCodemodCommand):
+    """Fix the fixable findings of ``RULES`` at their start positions."""
+
+    RULES: ClassVar[tuple[str, ...]] = ()
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(
+        self, context: CodemodContext, max_turns: int = 25, config: Config | None = None
+    ) -> None:
+        super().__init__(context)
+        self.config = config or Config(max_turns=max_turns)
+        self.targets: set[tuple[int, int]] = set()
+
+    @staticmethod
+    def add_args(arg_parser: argparse.ArgumentParser) -> None:
+        arg_parser.add_argument(
+            "--max-turns", type=int, default=25, help="turn limit for BoundModelLoops"
+        )
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        path = self.context.filename or "<module>"
+        config = Config(
+            select=self.RULES, max_turns=self.config.max_turns, catalog=self.config.catalog
+        )
+        result = scan_source(tree.code, path, config)
+        self.targets = {(f.line, f.column) for f in result.findings if f.fixable}
+        if not self.targets:
+            raise SkipFile("nothing to fix")
+        return tree.visit(self)
+
+    def is_target(self, node: cst.CSTNode) -> bool:
+        start = self.get_metadata(PositionProvider, node).start
+        return (start.line, start.column) in self.targets
