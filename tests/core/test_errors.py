@@ -1,0 +1,58 @@
+"""The exception tree: Lineage's status and code, pickling, stdlib bases."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+import guardkit
+from guardkit import errors
+
+
+def _all_error_classes() -> list[type[errors.GuardError]]:
+    return [getattr(errors, name) for name in errors.__all__]
+
+
+def _make(cls: type[errors.GuardError]) -> errors.GuardError:
+    if cls is errors.GuardError:
+        return cls(500, "internal", "boom")
+    if issubclass(cls, errors.ActionDenied):
+        return cls("act-3", {"code": "tool_not_allowed", "tool": "rm"})
+    if cls is errors.ApprovalTimeout:
+        return cls("act-1", 5)
+    if cls is errors.PolicyError:
+        return cls([("budget", "is required")])
+    return cls("something went wrong")
+
+
+@pytest.mark.parametrize("cls", _all_error_classes(), ids=lambda c: c.__name__)
+def test_every_error_pickles_and_keeps_its_fields(cls) -> None:
+    error = _make(cls)
+    again = pickle.loads(pickle.dumps(error))
+    assert type(again) is cls
+    assert again.__dict__ == error.__dict__
+    assert str(again) == str(error)
+    assert str(error).startswith(f"{error.status} {error.code}: ")
+    assert isinstance(again, guardkit.GuardError)
+
+
+def test_stdlib_bases() -> None:
+    assert issubclass(errors.PolicyError, ValueError)
+    assert issubclass(errors.InvalidInput, ValueError)
+    assert issubclass(errors.ApprovalTimeout, TimeoutError)
+
+
+def test_tool_denied_message_is_the_seed_sentence() -> None:
+    denied = errors.ToolDenied("act-9", {"code": "tool_call_limit", "tool": "t", "max_calls": 2})
+    assert denied.message == (
+        "Denied by the policy guard: tool 't' reached its limit of 2 calls. Nothing was done. "
+        "Do not retry; choose another approach or ask a human."
+    )
+    assert denied.code == "tool_call_limit" and denied.action_id == "act-9"
+
+
+def test_public_surface() -> None:
+    for name in guardkit.__all__:
+        assert hasattr(guardkit, name)
+    assert guardkit.Guard.__module__ == "guardkit"
