@@ -74,12 +74,12 @@ class GuardError(Exception):
         self.message = message
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), self.__dict__.copy()))
+        return (_rebuild, (type(self), self.args, self.__dict__.copy()))
 
 
-def _rebuild(cls: type[GuardError], state: dict[str, Any]) -> GuardError:
+def _rebuild(cls: type[GuardError], args: tuple[Any, ...], state: dict[str, Any]) -> GuardError:
     error = cls.__new__(cls)
-    Exception.__init__(error, f"{state['status']} {state['code']}: {state['message']}")
+    Exception.__init__(error, *args)
     error.__dict__.update(state)
     return error
 
