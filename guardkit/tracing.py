@@ -1,0 +1,631 @@
+"""OpenTelemetry spans and log-based events for every guard decision; off (a no-op) by default.
+
+Turn it on with per-process providers::
+
+    from guardkit import tracing
+    tracing.enable(tracer_provider=provider, logger_provider=logger_provider)
+
+or with the standard environment (``OTEL_TRACES_EXPORTER=console|otlp``, read once at import).
+While off, every function here returns one shared no-op object after a single global check:
+no span objects, and ``opentelemetry`` is never imported.
+
+The guarded tool wrapper and the loop use it like this::
+
+    with tracing.tool_span("search", agent_id="bot", call_id="call_1") as span:
+        decision = agent.request("search", args)
+        span.decision(decision)
+        if decision["decision"] == "pending_approval":
+            with span.approval_wait(decision["action_id"], timeout=300) as wait:
+                wait.status(agent.wait_for_approval(decision["action_id"]))
+
+Spans follow the OTel GenAI conventions (``execute_tool {tool}``, ``invoke_agent {agent}``,
+``chat {model}``); the decision goes on the span as ``guardkit.*`` attributes (names in
+``guardkit._semconv``). A denial sets status ERROR and ``error.type`` (one of
+``_semconv.ERROR_TYPES``); an allowed call leaves the status unset. Argument and result content
+is recorded only when ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` opts in.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from guardkit import _semconv as sc
+from guardkit._version import __version__
+from guardkit.errors import (
+    ActionDenied,
+    ApprovalTimeout,
+    GuardUnavailable,
+    IdempotencyConflict,
+    IdempotencyInProgress,
+)
+
+if TYPE_CHECKING:
+    from opentelemetry._logs import Logger, LoggerProvider
+    from opentelemetry.trace import Span, Tracer, TracerProvider
+
+__all__ = [
+    "agent_span",
+    "chat_span",
+    "disable",
+    "enable",
+    "enable_for_cli",
+    "enable_from_environment",
+    "error_type",
+    "guard_call_span",
+    "is_enabled",
+    "tool_span",
+]
+
+_OTEL_MISSING = (
+    "guardkit tracing needs OpenTelemetry: pip install 'guardkit[otel]' "
+    "(and opentelemetry-sdk for exporters)"
+)
+_CONTENT_ON = {"true", "1", "yes", "span_only", "span_and_event"}
+
+#: Checked first by every entry point: the whole cost of tracing while it is off.
+_ENABLED = False
+
+
+@dataclass(frozen=True, slots=True)
+class _State:
+    tracer: Tracer
+    logger: Logger | None
+    capture_content: bool
+
+
+_STATE: _State | None = None
+#: ``(agent name, conversation id)`` of the enclosing ``invoke_agent`` span, for tool spans.
+_AGENT: contextvars.ContextVar[tuple[str | None, str | None]] = contextvars.ContextVar(
+    "guardkit_tracing_agent", default=(None, None)
+)
+
+
+# -- switching on and off ------------------------------------------------------------------
+
+
+def enable(
+    *,
+    tracer_provider: TracerProvider | None = None,
+    logger_provider: LoggerProvider | None = None,
+    capture_content: bool | None = None,
+) -> None:
+    """Start emitting spans (and ``guardkit.decision`` log events) through these providers.
+
+    Without arguments the global providers are used. ``capture_content`` defaults to the
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` setting.
+    """
+    global _ENABLED, _STATE  # noqa: PLW0603 - a module global is the < 1 µs off switch
+    try:
+        from opentelemetry import _logs, trace
+    except ImportError as exc:  # pragma: no cover - exercised in the run without the otel extra
+        raise ImportError(_OTEL_MISSING) from exc
+    tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer("guardkit", __version__)
+    logs = logger_provider or _logs.get_logger_provider()
+    capture = _content_from_env() if capture_content is None else capture_content
+    _STATE = _State(tracer, logs.get_logger("guardkit", __version__), capture)
+    _ENABLED = True
+
+
+def disable() -> None:
+    """Stop emitting; every entry point is a no-op again."""
+    global _ENABLED, _STATE  # noqa: PLW0603 - see enable()
+    _ENABLED = False
+    _STATE = None
+
+
+def is_enabled() -> bool:
+    return _ENABLED
+
+
+def _content_from_env(environ: Mapping[str, str] = os.environ) -> bool:
+    return environ.get(sc.CAPTURE_CONTENT_ENV, "").strip().lower() in _CONTENT_ON
+
+
+def enable_from_environment(environ: Mapping[str, str] = os.environ) -> bool:
+    """Enable when ``OTEL_TRACES_EXPORTER`` names an exporter (and the SDK is not disabled).
+
+    A global SDK provider someone already installed (``opentelemetry-instrument``) is used as
+    is; otherwise a provider with the named exporter (``console`` or ``otlp``) is built.
+    Returns whether tracing is now on. Called once when this module is imported.
+    """
+    exporter = environ.get("OTEL_TRACES_EXPORTER", "").strip().lower()
+    if not exporter or exporter == "none":
+        return False
+    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    from opentelemetry import trace
+
+    if type(trace.get_tracer_provider()).__name__ != "ProxyTracerProvider":
+        enable(capture_content=_content_from_env(environ))
+        return True
+    enable_for_cli(exporter.split(",")[0].strip())
+    return True
+
+
+def enable_for_cli(kind: str) -> Callable[[], None]:
+    """Enable with an SDK provider exporting to ``console`` or ``otlp`` (OTLP over HTTP).
+
+    Used by ``guardkit demo --trace console|otlp``. Returns a function that flushes and shuts
+    the providers down; call it before the process exits.
+    """
+    if kind not in ("console", "otlp"):
+        raise ValueError(f"unknown trace exporter {kind!r}: use 'console' or 'otlp'")
+    try:
+        from opentelemetry.sdk._logs import LoggerProvider as SdkLoggerProvider
+        from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
+    except ImportError as exc:
+        raise ImportError(_OTEL_MISSING) from exc
+    tracer_provider = SdkTracerProvider()
+    logger_provider = SdkLoggerProvider()
+    if kind == "console":
+        _console_exporters(tracer_provider, logger_provider)
+    else:
+        _otlp_exporters(tracer_provider, logger_provider)
+    enable(tracer_provider=tracer_provider, logger_provider=logger_provider)
+
+    def shutdown() -> None:
+        disable()
+        tracer_provider.shutdown()
+        logger_provider.shutdown()
+
+    return shutdown
+
+
+def _console_exporters(tracer_provider: Any, logger_provider: Any) -> None:
+    from opentelemetry.sdk._logs.export import ConsoleLogRecordExporter, SimpleLogRecordProcessor
+    from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
+
+    tracer_provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(ConsoleLogRecordExporter()))
+
+
+def _otlp_exporters(tracer_provider: Any, logger_provider: Any) -> None:
+    try:
+        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    except ImportError as exc:
+        raise ImportError(
+            "--trace otlp needs the OTLP exporter: pip install 'guardkit[otel]' "
+            "(opentelemetry-exporter-otlp-proto-http)"
+        ) from exc
+    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    logger_provider.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter()))
+
+
+# -- the no-op -------------------------------------------------------------------------------
+
+
+class _NoopSpan:
+    """What every entry point returns while tracing is off: one shared, stateless object."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> _NoopSpan:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def decision(self, decision: Mapping[str, Any], *, check: str | None = None) -> None:
+        return None
+
+    def error(self, exc: BaseException) -> None:
+        return None
+
+    def replay(self) -> None:
+        return None
+
+    def result(self, value: Any) -> None:
+        return None
+
+    def status(self, status: str) -> None:
+        return None
+
+    def turn_denied(self, decision: Mapping[str, Any]) -> None:
+        return None
+
+    def finish(self, outcome: str, turns: int) -> None:
+        return None
+
+    def reply(self, reply: Any) -> None:
+        return None
+
+    def approval_wait(self, action_id: str, timeout: float | None = None) -> _NoopSpan:
+        return self
+
+
+_NOOP = _NoopSpan()
+
+
+# -- entry points ----------------------------------------------------------------------------
+
+
+def tool_span(
+    tool: str,
+    *,
+    agent_id: str | None = None,
+    call_id: str | None = None,
+    agent_name: str | None = None,
+    conversation_id: str | None = None,
+    arguments: Any = None,
+) -> ToolSpan | _NoopSpan:
+    """The ``execute_tool {tool}`` span of one guarded call; start it before asking the guard."""
+    if not _ENABLED:
+        return _NOOP
+    return ToolSpan(tool, agent_id, call_id, agent_name, conversation_id, arguments)
+
+
+def agent_span(
+    agent_id: str | None,
+    *,
+    agent_name: str | None = None,
+    provider: str | None = None,
+    conversation_id: str | None = None,
+) -> AgentSpan | _NoopSpan:
+    """The ``invoke_agent {agent}`` span around one run of the loop."""
+    if not _ENABLED:
+        return _NOOP
+    return AgentSpan(agent_id, agent_name, provider, conversation_id)
+
+
+def chat_span(
+    *, model: str | None = None, provider: str | None = None, agent_id: str | None = None
+) -> ChatSpan | _NoopSpan:
+    """The ``chat {model}`` span of one model turn (the ``llm_turn`` decision goes on it)."""
+    if not _ENABLED:
+        return _NOOP
+    return ChatSpan(model, provider, agent_id)
+
+
+def guard_call_span(method: str, *, agent_id: str | None = None) -> GuardCallSpan | _NoopSpan:
+    """A CLIENT span around one round trip to a guard server (``request``, ``action``...)."""
+    if not _ENABLED:
+        return _NOOP
+    return GuardCallSpan(method, agent_id)
+
+
+def error_type(exc: BaseException) -> str:
+    """The ``error.type`` of an exception: a ``guardkit.*`` value for the guard's own errors."""
+    if isinstance(exc, ApprovalTimeout):
+        return sc.ERR_APPROVAL_TIMEOUT
+    if isinstance(exc, ActionDenied):
+        return sc.ERR_DENIED
+    if isinstance(exc, IdempotencyInProgress):
+        return sc.ERR_IDEMPOTENCY_IN_PROGRESS
+    if isinstance(exc, IdempotencyConflict):
+        return sc.ERR_IDEMPOTENCY_CONFLICT
+    if isinstance(exc, GuardUnavailable):
+        return sc.ERR_GUARD_UNAVAILABLE
+    cls = type(exc)
+    if cls.__module__ == "builtins":
+        return cls.__qualname__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+# -- the real spans --------------------------------------------------------------------------
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _decision_attributes(decision: Mapping[str, Any]) -> dict[str, Any]:
+    attrs: dict[str, Any] = {sc.DECISION: str(decision.get("decision"))}
+    for key, name in (
+        ("action_id", sc.ACTION_ID),
+        ("cost", sc.COST),
+        ("remaining", sc.REMAINING),
+        ("scar_score", sc.SCAR_SCORE),
+    ):
+        value = decision.get(key)
+        if value is not None:
+            attrs[name] = value
+    reason = decision.get("reason")
+    if isinstance(reason, Mapping) and reason.get("code") is not None:
+        attrs[sc.REASON] = str(reason["code"])
+    return attrs
+
+
+class _Span:
+    """A started OTel span made current for the ``with`` block; shared by every span kind."""
+
+    _name: str
+    _kind: Any
+    _attrs: dict[str, Any]
+
+    def _start(self) -> Span:
+        from opentelemetry import trace
+
+        assert _STATE is not None
+        self._state = _STATE
+        self._failed = False
+        self.span = _STATE.tracer.start_span(self._name, kind=self._kind, attributes=self._attrs)
+        self._scope = trace.use_span(
+            self.span, end_on_exit=True, record_exception=False, set_status_on_exception=False
+        )
+        self._scope.__enter__()
+        return self.span
+
+    def _fail(self, kind: str, description: str) -> None:
+        from opentelemetry.trace import Status, StatusCode
+
+        self._failed = True
+        self.span.set_attribute(sc.ERROR_TYPE, kind)
+        self.span.set_status(Status(StatusCode.ERROR, description))
+
+    def error(self, exc: BaseException) -> None:
+        """Mark the span failed with ``error.type`` for ``exc`` (a denial, a tool's exception)."""
+        self._fail(error_type(exc), type(exc).__name__)
+
+    def _end(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc is not None and not self._failed and isinstance(exc, Exception):
+            self.error(exc)
+        self._scope.__exit__(exc_type, exc, tb)
+
+    def _emit(self, attributes: dict[str, Any], denied: bool) -> None:
+        from opentelemetry import trace
+        from opentelemetry._logs import SeverityNumber
+
+        logger = self._state.logger
+        if logger is None:
+            return
+        logger.emit(
+            event_name=sc.EVENT_DECISION,
+            attributes=attributes,
+            severity_number=SeverityNumber.WARN if denied else SeverityNumber.INFO,
+            severity_text="WARN" if denied else "INFO",
+            context=trace.set_span_in_context(self.span),
+        )
+
+
+class ToolSpan(_Span):
+    """``execute_tool {tool}`` (INTERNAL): the whole guarded call, decision included."""
+
+    def __init__(
+        self,
+        tool: str,
+        agent_id: str | None,
+        call_id: str | None,
+        agent_name: str | None,
+        conversation_id: str | None,
+        arguments: Any,
+    ) -> None:
+        from opentelemetry.trace import SpanKind
+
+        outer_name, outer_conversation = _AGENT.get()
+        self.tool = tool
+        self._name = f"{sc.OP_EXECUTE_TOOL} {tool}"
+        self._kind = SpanKind.INTERNAL
+        attrs: dict[str, Any] = {
+            sc.GEN_AI_OPERATION_NAME: sc.OP_EXECUTE_TOOL,
+            sc.GEN_AI_TOOL_NAME: tool,
+            sc.GEN_AI_TOOL_TYPE: sc.TOOL_TYPE_FUNCTION,
+        }
+        optional = (
+            (sc.GEN_AI_TOOL_CALL_ID, call_id),
+            (sc.GEN_AI_AGENT_NAME, agent_name or outer_name),
+            (sc.GEN_AI_CONVERSATION_ID, conversation_id or outer_conversation),
+            (sc.AGENT_ID, agent_id),
+        )
+        attrs.update((k, v) for k, v in optional if v is not None)
+        self._attrs = attrs
+        self._arguments = arguments
+
+    def __enter__(self) -> ToolSpan:
+        span = self._start()
+        if self._state.capture_content and self._arguments is not None:
+            span.set_attribute(sc.GEN_AI_TOOL_CALL_ARGUMENTS, _json(self._arguments))
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._end(exc_type, exc, tb)
+
+    def decision(self, decision: Mapping[str, Any], *, check: str | None = None) -> None:
+        """Record the guard's answer (a Lineage decision dict); a denial fails the span.
+
+        ``check`` names the local check that decided (``path``, ``egress``, ``provenance``...).
+        """
+        attrs = _decision_attributes(decision)
+        if check is not None:
+            attrs[sc.CHECK] = check
+        self.span.set_attributes(attrs)
+        denied = attrs[sc.DECISION] == "denied"
+        if denied:
+            code = attrs.get(sc.REASON, "denied")
+            kind = sc.ERR_APPROVAL_TIMEOUT if code == "approval_timeout" else sc.ERR_DENIED
+            self._fail(kind, f"denied: {code}")
+        event = {sc.GEN_AI_TOOL_NAME: self.tool, **attrs}
+        if sc.AGENT_ID in self._attrs:
+            event[sc.AGENT_ID] = self._attrs[sc.AGENT_ID]
+        self._emit(event, denied)
+
+    def replay(self) -> None:
+        """The call was answered from the idempotency store: nothing ran, nothing was charged."""
+        self.span.set_attribute(sc.IDEMPOTENT_REPLAY, True)
+
+    def result(self, value: Any) -> None:
+        """The tool's result; recorded only when content capture is on."""
+        if self._state.capture_content:
+            self.span.set_attribute(sc.GEN_AI_TOOL_CALL_RESULT, _json(value))
+
+    def approval_wait(self, action_id: str, timeout: float | None = None) -> ApprovalSpan:
+        """A child span covering the wait for a human's decision."""
+        return ApprovalSpan(self, action_id, timeout)
+
+
+class ApprovalSpan(_Span):
+    """``guardkit.approval`` (INTERNAL): the wait for a human, so it is not charged to the tool."""
+
+    def __init__(self, parent: ToolSpan, action_id: str, timeout: float | None) -> None:
+        from opentelemetry.trace import SpanKind
+
+        self._name = sc.SPAN_APPROVAL
+        self._kind = SpanKind.INTERNAL
+        self._attrs = {sc.ACTION_ID: action_id, sc.GEN_AI_TOOL_NAME: parent.tool}
+        if timeout is not None:
+            self._attrs[sc.APPROVAL_TIMEOUT] = float(timeout)
+
+    def __enter__(self) -> ApprovalSpan:
+        self._start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._end(exc_type, exc, tb)
+
+    def status(self, status: str) -> None:
+        """The action's status once decided: ``allowed`` or ``denied``."""
+        self.span.set_attribute(sc.APPROVAL_STATUS, status)
+
+
+class AgentSpan(_Span):
+    """``invoke_agent {agent}`` (INTERNAL): one loop run; a denied ``llm_turn`` shows here."""
+
+    def __init__(
+        self,
+        agent_id: str | None,
+        agent_name: str | None,
+        provider: str | None,
+        conversation_id: str | None,
+    ) -> None:
+        from opentelemetry.trace import SpanKind
+
+        name = agent_name or agent_id
+        self._name = f"{sc.OP_INVOKE_AGENT} {name}" if name else sc.OP_INVOKE_AGENT
+        self._kind = SpanKind.INTERNAL
+        attrs: dict[str, Any] = {sc.GEN_AI_OPERATION_NAME: sc.OP_INVOKE_AGENT}
+        optional = (
+            (sc.GEN_AI_PROVIDER_NAME, provider),
+            (sc.GEN_AI_AGENT_NAME, name),
+            (sc.GEN_AI_CONVERSATION_ID, conversation_id),
+            (sc.AGENT_ID, agent_id),
+        )
+        attrs.update((k, v) for k, v in optional if v is not None)
+        self._attrs = attrs
+        self._outer = (name, conversation_id)
+
+    def __enter__(self) -> AgentSpan:
+        self._start()
+        self._token = _AGENT.set(self._outer)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        _AGENT.reset(self._token)
+        self._end(exc_type, exc, tb)
+
+    def turn_denied(self, decision: Mapping[str, Any]) -> None:
+        """The guard refused an ``llm_turn``: the run stops, and the agent span says why."""
+        attrs = _decision_attributes(decision)
+        self.span.set_attributes(attrs)
+        code = attrs.get(sc.REASON, "denied")
+        self._fail(sc.ERR_DENIED, f"llm_turn denied: {code}")
+        event = {sc.GEN_AI_TOOL_NAME: "llm_turn", **attrs}
+        if sc.AGENT_ID in self._attrs:
+            event[sc.AGENT_ID] = self._attrs[sc.AGENT_ID]
+        self._emit(event, True)
+
+    def finish(self, outcome: str, turns: int) -> None:
+        """How the run ended (``done``, ``terminated``, ``denied_turn``, ``max_turns``...)."""
+        self.span.set_attributes({sc.RUN_OUTCOME: outcome, sc.RUN_TURNS: turns})
+
+
+class ChatSpan(_Span):
+    """``chat {model}`` (CLIENT): one model turn, with its ``llm_turn`` decision."""
+
+    def __init__(self, model: str | None, provider: str | None, agent_id: str | None) -> None:
+        from opentelemetry.trace import SpanKind
+
+        self._name = f"{sc.OP_CHAT} {model}" if model else sc.OP_CHAT
+        self._kind = SpanKind.CLIENT
+        attrs: dict[str, Any] = {sc.GEN_AI_OPERATION_NAME: sc.OP_CHAT}
+        optional = (
+            (sc.GEN_AI_PROVIDER_NAME, provider),
+            (sc.GEN_AI_REQUEST_MODEL, model),
+            (sc.AGENT_ID, agent_id),
+        )
+        attrs.update((k, v) for k, v in optional if v is not None)
+        self._attrs = attrs
+
+    def __enter__(self) -> ChatSpan:
+        self._start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._end(exc_type, exc, tb)
+
+    def decision(self, decision: Mapping[str, Any], *, check: str | None = None) -> None:
+        """The allowed ``llm_turn`` decision that let this turn happen."""
+        self.span.set_attributes(_decision_attributes(decision))
+
+    def reply(self, reply: Any) -> None:
+        """Usage and stop reason of a ``ModelReply`` (never its text)."""
+        usage = getattr(reply, "usage", None)
+        if isinstance(usage, int):
+            self.span.set_attribute(sc.GEN_AI_USAGE_OUTPUT_TOKENS, usage)
+        stop = getattr(reply, "stop_reason", None)
+        if stop:
+            self.span.set_attribute(sc.GEN_AI_RESPONSE_FINISH_REASONS, [str(stop)])
+
+
+class GuardCallSpan(_Span):
+    """``guardkit.guard {method}`` (CLIENT): a round trip to a guard server."""
+
+    def __init__(self, method: str, agent_id: str | None) -> None:
+        from opentelemetry.trace import SpanKind
+
+        self._name = f"{sc.SPAN_GUARD_CALL} {method}"
+        self._kind = SpanKind.CLIENT
+        self._attrs = {sc.GUARD_METHOD: method}
+        if agent_id is not None:
+            self._attrs[sc.AGENT_ID] = agent_id
+
+    def __enter__(self) -> GuardCallSpan:
+        self._start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._end(exc_type, exc, tb)
+
+
+enable_from_environment()
