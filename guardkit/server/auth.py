@@ -1,0 +1,85 @@
+"""Who is calling: the operator (admin), one agent, or a tool backend; compared in constant time.
+
+Every route names the roles it admits (``Access``); a missing or unknown token is 401
+``unauthorized``, a valid token of a role the route does not admit (or another agent's token) is
+403 ``forbidden``.
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+from enum import StrEnum
+
+from guardkit.errors import Forbidden, GuardError
+from guardkit.local import agent_token
+
+__all__ = ["Access", "Caller", "Role", "TokenBook", "Unauthorized"]
+
+
+class Role(StrEnum):
+    ADMIN = "admin"
+    AGENT = "agent"
+    BACKEND = "backend"
+
+
+class Unauthorized(GuardError):
+    """401: no token, or one the server does not know."""
+
+    def __init__(self, message: str = "missing or invalid bearer token") -> None:
+        super().__init__(401, "unauthorized", message)
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    role: Role
+    #: The agent an agent token belongs to; None for the admin and backend roles.
+    agent_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """Which roles a route admits; ``agent`` means the agent named in the path, only."""
+
+    admin: bool = True
+    agent: bool = False
+    backend: bool = False
+
+    def check(self, caller: Caller, path_agent: str | None) -> None:
+        if caller.role is Role.ADMIN and self.admin:
+            return
+        if caller.role is Role.BACKEND and self.backend:
+            return
+        if caller.role is Role.AGENT and self.agent and caller.agent_id == path_agent:
+            return
+        if caller.role is Role.AGENT and self.agent:
+            raise Forbidden("an agent token reaches only its own agent")
+        raise Forbidden(f"the {caller.role.value} token may not do this")
+
+
+@dataclass(frozen=True, slots=True)
+class TokenBook:
+    """The secrets that tokens are checked against."""
+
+    admin_token: str
+    backend_token: str
+    agent_key: bytes
+
+    def identify(self, authorization: str | None) -> Caller:
+        """The caller behind an ``Authorization: Bearer <token>`` header; raises 401."""
+        if not authorization:
+            raise Unauthorized()
+        scheme, _, token = authorization.partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            raise Unauthorized("expected 'Authorization: Bearer <token>'")
+        given = token.encode()
+        if hmac.compare_digest(given, self.admin_token.encode()):
+            return Caller(Role.ADMIN)
+        if hmac.compare_digest(given, self.backend_token.encode()):
+            return Caller(Role.BACKEND)
+        if token.startswith("agt_") and "." in token:
+            agent_id = token[4:].rpartition(".")[0]
+            if hmac.compare_digest(given, agent_token(self.agent_key, agent_id).encode()):
+                return Caller(Role.AGENT, agent_id)
+        raise Unauthorized()

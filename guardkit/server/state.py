@@ -1,0 +1,126 @@
+"""Everything one server process holds: the guard over a shared store, tokens, limits, queues."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from starlette.concurrency import run_in_threadpool
+
+from guardkit._canonical import canonical_json, sha256_hex
+from guardkit.errors import IdempotencyConflict
+from guardkit.local import Guard
+from guardkit.server.auth import TokenBook
+from guardkit.server.batching import GroupCommitter, SharedStore
+from guardkit.server.watch import DecisionWatch
+from guardkit.store.base import IdemRecord, Store
+
+__all__ = ["ServerLimits", "ServerState", "token_key"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerLimits:
+    #: Largest request body accepted (413 above it).
+    max_body: int = (1 << 20) + (64 << 10)
+    #: Longest ``?wait=`` on the action read, in seconds.
+    max_wait: float = 60.0
+    #: Most operations committed in one group-commit transaction.
+    max_batch: int = 64
+
+
+def token_key(store: Store) -> bytes:
+    """The agent-token HMAC key in the store's meta table (shared with ``Guard.token``)."""
+    with store.transaction() as tx:
+        key = tx.get_meta("token_key")
+        if key is None:
+            key = secrets.token_hex(32)
+            tx.set_meta("token_key", key)
+    return bytes.fromhex(key)
+
+
+@dataclass(slots=True)
+class ServerState:
+    guard: Guard
+    store: SharedStore
+    tokens: TokenBook
+    limits: ServerLimits = field(default_factory=ServerLimits)
+    committer: GroupCommitter = field(init=False)
+    watch: DecisionWatch = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.committer = GroupCommitter(self.store, max_batch=self.limits.max_batch)
+        self.watch = DecisionWatch(self.guard.engine.decided)
+
+    @classmethod
+    def open(
+        cls,
+        store: Store,
+        *,
+        admin_token: str,
+        backend_token: str,
+        limits: ServerLimits | None = None,
+    ) -> ServerState:
+        """Wrap ``store`` (already carrying its signer), verify every ledger, load the keys."""
+        shared = SharedStore(store)
+        guard = Guard(shared)
+        tokens = TokenBook(
+            admin_token=admin_token, backend_token=backend_token, agent_key=token_key(shared)
+        )
+        return cls(guard=guard, store=shared, tokens=tokens, limits=limits or ServerLimits())
+
+    def agent_token(self, agent_id: str) -> str:
+        from guardkit.local import agent_token
+
+        return agent_token(self.tokens.agent_key, agent_id)
+
+    async def blocking(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a blocking (fsyncing) guard operation on the thread pool."""
+        return await run_in_threadpool(fn, *args)
+
+    async def committed(self, fn: Callable[[], T], key: str) -> T:
+        """Run a write through group commit; returns once its batch is durable."""
+        result: T = await asyncio.wrap_future(self.committer.submit(fn, key))
+        return result
+
+    def idempotent_request(self, agent_id: str, key: str, body: dict[str, Any]) -> dict[str, Any]:
+        """``request`` under an ``Idempotency-Key``; runs inside one (joined) transaction."""
+        scoped = f"http:{agent_id}:{key}"
+        digest = sha256_hex(canonical_json(body))
+        engine = self.guard.engine
+        with self.store.joined() as tx:
+            engine.status(agent_id)  # 404 / 503 first, and the agent row is locked from here on
+            record = tx.idem_get(scoped)
+            if record is not None and record.result_json is not None:
+                if record.payload_hash != digest:
+                    raise IdempotencyConflict(
+                        f"idempotency key {key!r} was used with a different request"
+                    )
+                stored: dict[str, Any] = json.loads(record.result_json)
+                return stored
+            decision = engine.request(
+                agent_id, body["tool"], body.get("input"), body.get("cost")
+            ).to_dict()
+            now = engine.clock()
+            tx.idem_put(
+                IdemRecord(
+                    key=scoped,
+                    status="COMPLETED",
+                    payload_hash=digest,
+                    owner="guardkit.server",
+                    lease_expires=now,
+                    result_json=json.dumps(decision),
+                    agent_id=agent_id,
+                    action_id=str(decision["action_id"]),
+                )
+            )
+            return decision
+
+    def close(self) -> None:
+        self.committer.close()
+        self.guard.close()

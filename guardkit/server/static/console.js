@@ -1,0 +1,129 @@
+// guardkit operator console. Agent-controlled data is only ever written with textContent.
+"use strict";
+
+const KEY = "guardkit.operatorToken";
+const $ = (id) => document.getElementById(id);
+
+function token() { return sessionStorage.getItem(KEY) || ""; }
+
+function el(tag, text, attrs) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, value);
+  return node;
+}
+
+function say(text, isError) {
+  $("message").textContent = text;
+  $("message").className = isError ? "error" : "";
+}
+
+async function api(method, path, body) {
+  const init = { method, headers: { Authorization: "Bearer " + token() } };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const data = await response.json();
+  if (!response.ok) throw new Error(response.status + " " + data.code + ": " + data.error);
+  return data;
+}
+
+function agentPath(id) { return "/v1/agents/" + encodeURIComponent(id); }
+
+function button(label, action) {
+  const node = el("button", label, { type: "button" });
+  node.addEventListener("click", () => action().catch((err) => say(err.message, true)));
+  return node;
+}
+
+async function refresh() {
+  if (!token()) { say("Enter the operator token.", false); return; }
+  const { agents } = await api("GET", "/v1/agents");
+  const body = $("agents").querySelector("tbody");
+  body.replaceChildren();
+  const queue = $("queue");
+  queue.replaceChildren();
+  for (const entry of agents) {
+    const row = el("tr", undefined, { "data-agent": entry.agent_id });
+    row.append(el("td", entry.agent_id));
+    if (entry.state !== "active") {
+      row.append(el("td", "quarantined: " + entry.error, { class: "dead", colspan: "7" }));
+      body.append(row);
+      continue;
+    }
+    const s = entry.status;
+    row.append(el("td", s.alive ? "alive" : "terminated: " + s.termination_reason,
+      s.alive ? {} : { class: "dead" }));
+    for (const value of [s.budget, s.spent, s.remaining, s.scar_score + " / " + s.scar_limit,
+      s.actions_pending]) row.append(el("td", value));
+    const cell = el("td");
+    cell.append(button("Details", () => showAgent(entry.agent_id)));
+    row.append(cell);
+    body.append(row);
+    if (s.actions_pending > 0) await showPending(entry.agent_id, queue);
+  }
+  say("Updated " + new Date().toLocaleTimeString() + ".", false);
+}
+
+async function showPending(agentId, queue) {
+  const { pending } = await api("GET", agentPath(agentId) + "/actions/pending");
+  for (const item of pending) {
+    const action = item.action;
+    const box = el("div", undefined, { class: "item", "data-action": action.action_id });
+    box.append(el("strong", agentId + " / " + action.action_id + ": " + action.tool));
+    box.append(el("span", " cost " + action.cost + ", requested " + item.requested_at));
+    box.append(el("pre", JSON.stringify(action.input, null, 2), { class: "input" }));
+    const path = agentPath(agentId) + "/actions/" + encodeURIComponent(action.action_id);
+    const approver = () => $("approver").value || "operator";
+    box.append(button("Approve", async () => {
+      const note = prompt("Note for the ledger (optional)") || null;
+      const decision = await api("POST", path + "/approve", { approver: approver(), note });
+      say(action.action_id + ": " + decision.decision, false);
+      await refresh();
+    }));
+    box.append(button("Reject", () => reject(path, approver(), null)));
+    box.append(button("Reject with scar", () => reject(path, approver(), "moderate")));
+    queue.append(box);
+  }
+}
+
+async function reject(path, approver, scar) {
+  const reason = prompt("Reason for the rejection") || "rejected in the console";
+  const decision = await api("POST", path + "/reject", { approver, reason, scar });
+  say(decision.action_id + ": " + decision.decision, false);
+  await refresh();
+}
+
+async function showAgent(agentId) {
+  $("selected").textContent = agentId;
+  const detail = $("detail");
+  detail.replaceChildren();
+  detail.append(button("Verify", async () => {
+    const result = await api("GET", agentPath(agentId) + "/verify");
+    say(result.ok ? "Ledger verifies (" + result.records + " records)."
+      : "Ledger FAILED: " + JSON.stringify(result.failure), !result.ok);
+  }));
+  detail.append(button("Terminate", async () => {
+    const reason = prompt("Reason for terminating " + agentId);
+    if (!reason) return;
+    await api("POST", agentPath(agentId) + "/terminate", { reason, by: $("approver").value });
+    await refresh();
+  }));
+  const { records } = await api("GET", agentPath(agentId) + "/log?limit=200");
+  $("log").textContent = records.map((r) =>
+    r.seq + " " + r.timestamp + " " + r.kind + " " + JSON.stringify(r.payload)).join("\n");
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("login").addEventListener("submit", (event) => {
+    event.preventDefault();
+    sessionStorage.setItem(KEY, $("token").value);
+    $("token").value = "";
+    refresh().catch((err) => say(err.message, true));
+  });
+  $("logout").addEventListener("click", () => { sessionStorage.removeItem(KEY); say("Token forgotten.", false); });
+  $("refresh").addEventListener("click", () => refresh().catch((err) => say(err.message, true)));
+  refresh().catch((err) => say(err.message, true));
+});
