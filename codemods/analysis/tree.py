@@ -11,6 +11,7 @@ __all__ = ["FUNCTION_NODES", "LOOP_NODES", "LoopContext", "Tree", "dotted"]
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 SCOPE_NODES = (*FUNCTION_NODES, ast.ClassDef)
 LOOP_NODES = (ast.For, ast.AsyncFor, ast.While)
+_DEFERRED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 Loop = ast.For | ast.AsyncFor | ast.While
 
 
@@ -100,6 +101,6 @@ class Tree:
         for parent, _ in self.ancestors(node):
             if isinstance(parent, ast.stmt):
                 return False
-            if isinstance(parent, (ast.Lambda, ast.comprehension, ast.GeneratorExp)):
+            if isinstance(parent, _DEFERRED):
                 return True
         return False

@@ -1,0 +1,1 @@
+"""A small but realistic agent code base used by the fix-and-rescan test."""
