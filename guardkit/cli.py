@@ -174,13 +174,14 @@ def _run_example(name: str) -> int:
 @_json_option
 def create(agent_id: str, policy_path: str, db: str, as_json: bool) -> None:
     """Create an agent with a fixed policy; prints its token."""
+    from pathlib import Path
+
     from guardkit.policy import load_policy
 
-    policy = load_policy(policy_path) if policy_path.endswith((".json", ".toml")) else None
-    if policy is None:
+    if not policy_path.endswith((".json", ".toml")):
         raise click.UsageError("the policy file must end in .json or .toml")
     with _guard(db, must_exist=False) as guard:
-        created = guard.create_agent(agent_id, policy)
+        created = guard.create_agent(agent_id, load_policy(Path(policy_path)))
     _emit(created, as_json, lambda d: click.echo(d["token"]))
 
 

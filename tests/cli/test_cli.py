@@ -1,0 +1,135 @@
+"""``python -m guardkit``: the demo and the operator commands, run as a user would."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from guardkit import Guard
+
+
+def guardkit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "guardkit", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+def test_demo_runs_the_whole_story(tmp_path) -> None:
+    db = tmp_path / "demo.db"
+    done = guardkit("demo", "--db", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["outcome"] == "terminated"
+    rows = {row["tool"]: row for row in report["decisions"] if row["tool"] != "llm_turn"}
+    assert rows["delete_all_files"]["decision"] == "denied"
+    assert rows["pay_invoice"]["decision"] == "allowed"
+    assert "approved by approver-thread" in rows["pay_invoice"]["detail"]
+    assert "minor scar" in rows["fetch_report"]["detail"]
+    assert "harmful" in rows["post_update"]["detail"]
+    assert report["decisions"][-1]["detail"] == "terminated"
+    status = report["status"]
+    assert status["alive"] is False
+    assert status["scar_score"] == 3 + 1 + 10
+    assert status["spent"] == 128
+    assert report["ledger"] == str(db)
+    verified = guardkit("verify", "ops-bot", "--db", str(db))
+    assert verified.returncode == 0 and verified.stdout.startswith("ok:")
+
+
+def test_demo_prints_a_table() -> None:
+    done = guardkit("demo")
+    assert done.returncode == 0, done.stderr
+    assert "Every decision the guard made" in done.stdout
+    assert "delete_all_files" in done.stdout
+    assert "ledger:" in done.stdout
+
+
+@pytest.fixture
+def ledger(tmp_path):
+    db = tmp_path / "ops.db"
+    with Guard(str(db)) as guard:
+        guard.create_agent(
+            "bot",
+            {"budget": 10, "tools": {"pay": {"cost": 1, "requires_approval": True},
+                                     "read": {"cost": 0}}},
+        )
+        agent = guard.agent("bot")
+        agent.request("pay", {"to": "ACME"})
+        agent.request("pay", {"to": "EVIL"})
+        agent.request("read", {})
+    return str(db)
+
+
+def test_operator_commands(ledger) -> None:
+    pending = guardkit("pending", "bot", "--db", ledger, "--json")
+    assert [p["action"]["action_id"] for p in json.loads(pending.stdout)] == ["act-1", "act-2"]
+    approved = guardkit("approve", "bot", "act-1", "--by", "alice", "--db", ledger, "--json")
+    assert json.loads(approved.stdout)["decision"] == "allowed"
+    rejected = guardkit("reject", "bot", "act-2", "--by", "alice", "--reason", "wrong IBAN",
+                        "--scar", "moderate", "--db", ledger, "--json")
+    assert json.loads(rejected.stdout)["reason"]["code"] == "rejected"
+    again = guardkit("approve", "bot", "act-1", "--by", "alice", "--db", ledger)
+    assert again.returncode == 3 and "invalid_state" in again.stderr
+    scarred = guardkit("scar", "bot", "--severity", "minor", "--reason", "odd", "--db", ledger,
+                       "--json")
+    assert json.loads(scarred.stdout)["scar_score"] == 4
+    status = guardkit("status", "bot", "--db", ledger)
+    assert status.returncode == 0 and "4 of 10" in status.stdout
+    listing = guardkit("agents", "--db", ledger, "--json")
+    assert json.loads(listing.stdout)[0]["agent_id"] == "bot"
+    log = guardkit("log", "bot", "--db", ledger, "--json", "--limit", "2")
+    assert [r["kind"] for r in json.loads(log.stdout)["records"]] == ["genesis", "policy"]
+    stopped = guardkit("terminate", "bot", "--reason", "done", "--by", "alice", "--db", ledger,
+                       "--json")
+    assert json.loads(stopped.stdout)["alive"] is False
+    twice = guardkit("terminate", "bot", "--reason", "done", "--by", "alice", "--db", ledger)
+    assert twice.returncode == 3 and "already_terminated" in twice.stderr
+
+
+def test_export_and_verify(ledger, tmp_path) -> None:
+    out = tmp_path / "bot.jsonl"
+    exported = guardkit("export", "bot", "-o", str(out), "--db", ledger)
+    assert exported.returncode == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["seq"] for r in lines] == list(range(len(lines)))
+    assert lines[0]["kind"] == "genesis"
+    import sqlite3
+
+    with sqlite3.connect(ledger) as conn:
+        conn.execute("UPDATE records SET payload = '{\"action_id\":\"act-1\",\"cost\":0,"
+                     "\"input\":{},\"tool\":\"pay\"}' WHERE agent_id = 'bot' AND seq = 2")
+    conn.close()
+    broken = guardkit("verify", "bot", "--db", ledger, "--json")
+    assert broken.returncode == 1
+    assert json.loads(broken.stdout)["failure"]["reason"] == "hash mismatch"
+    refused = guardkit("status", "bot", "--db", ledger)
+    assert refused.returncode == 4 and "failed verification" in refused.stderr
+
+
+def test_errors_and_usage(tmp_path, ledger) -> None:
+    missing = guardkit("status", "bot", "--db", str(tmp_path / "nope.db"))
+    assert missing.returncode == 2
+    unknown = guardkit("status", "ghost", "--db", ledger)
+    assert unknown.returncode == 3 and "not_found" in unknown.stderr
+    bad_policy = tmp_path / "bad.json"
+    bad_policy.write_text('{"budget": -5, "tools": {}}')
+    created = guardkit("create", "x", "--policy", str(bad_policy), "--db", ledger)
+    assert created.returncode == 3 and "budget" in created.stderr
+    good_policy = tmp_path / "good.toml"
+    good_policy.write_text("budget = 5\n[tools.read]\ncost = 0\n")
+    token = guardkit("create", "x", "--policy", str(good_policy), "--db", ledger)
+    assert token.returncode == 0 and token.stdout.startswith("agt_x.")
+
+
+def test_env_var_names_the_ledger(ledger) -> None:
+    import os
+
+    env = {**os.environ, "GUARDKIT_DB": ledger}
+    assert guardkit("status", "bot", "--json", env=env).returncode == 0
