@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -96,7 +97,8 @@ def serve(
         sock.close()
         raise click.ClickException(str(exc)) from None
     url = f"http://{host}:{sock.getsockname()[1]}"
-    click.echo(f"guardkit guard server on {url} (store {where}; data dir {data_dir})", err=False)
+    click.echo(f"guardkit guard server on {url} (store {where}; data dir {data_dir})")
+    sys.stdout.flush()
     run(app, sock, log_level=log_level)
 
 

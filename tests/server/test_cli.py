@@ -1,0 +1,129 @@
+"""``guardkit serve`` / ``python -m guardkit.server`` as a real process."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from guardkit.client import AdminClient
+from guardkit.server.cli import serve
+
+
+def _start(
+    data_dir: Path, *args: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("GUARD_")}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "guardkit.server",
+            "--data-dir",
+            str(data_dir),
+            "--log-level",
+            "warning",
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**environ, **(env or {})},
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    match = re.search(r"on (http://\S+)", line)
+    if match is None:
+        proc.kill()
+        _, err = proc.communicate()
+        raise AssertionError(f"server did not start: {line!r} {err}")
+    return proc, match.group(1)
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str, Path]]:
+    proc, url = _start(tmp_path, "--bind", "127.0.0.1:0")
+    yield proc, url, tmp_path
+    if proc.poll() is None:
+        proc.kill()
+        proc.communicate()
+
+
+def test_help_lists_the_flags() -> None:
+    result = CliRunner().invoke(serve, ["--help"])
+    assert result.exit_code == 0
+    for flag in ("--bind", "--data-dir", "--store", "--signing-key", "--durability"):
+        assert flag in result.output
+
+
+def test_first_start_creates_secret_files_and_serves(
+    running: tuple[subprocess.Popen[str], str, Path],
+) -> None:
+    proc, url, data_dir = running
+    keys = data_dir / "keys"
+    for name in ("admin.token", "backend.token", "audit.key"):
+        assert stat.S_IMODE((keys / name).stat().st_mode) == 0o600
+    token = (keys / "admin.token").read_text().strip()
+    with AdminClient(url, token) as admin:
+        created = admin.create_agent("bot", {"budget": 3, "tools": {}})
+        assert created["agent"]["public_key"] == admin.public_key()["public_key"]
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    # uvicorn finishes in-flight requests, runs the lifespan shutdown, then re-raises SIGTERM.
+    assert proc.returncode in (0, -signal.SIGTERM), err
+    assert "Traceback" not in err
+    assert token not in out + err
+
+
+def test_a_second_server_on_the_same_address_exits_early(
+    running: tuple[subprocess.Popen[str], str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _, url, _ = running
+    other = tmp_path_factory.mktemp("second")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "guardkit.server",
+            "--data-dir",
+            str(other / "data"),
+            "--bind",
+            url.removeprefix("http://"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "cannot listen" in result.stderr
+    assert not (other / "data").exists()
+
+
+def test_a_short_admin_token_is_refused(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        serve,
+        ["--data-dir", str(tmp_path), "--bind", "127.0.0.1:0"],
+        env={"GUARD_ADMIN_TOKEN": "short"},
+    )
+    assert result.exit_code == 1
+    assert "at least 32 characters" in result.output
+
+
+def test_env_admin_token_and_bind(tmp_path: Path) -> None:
+    token = "t" * 40
+    proc, url = _start(tmp_path, env={"GUARD_ADMIN_TOKEN": token, "GUARD_BIND": "127.0.0.1:0"})
+    try:
+        with AdminClient(url, token) as admin:
+            assert admin.agents() == []
+        assert not (tmp_path / "keys" / "admin.token").exists()
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
