@@ -11,7 +11,11 @@ Every model turn and every tool call is requested first and answered ``allowed``
     decision = agent.request("llm_turn", {})
 """
 
+from guardkit._binding import current_agent, use_agent
 from guardkit._version import __version__
+from guardkit.checks.egress import EgressRule
+from guardkit.checks.paths import PathRule
+from guardkit.checks.runtime import Runtime
 from guardkit.decisions import ActionStatus, Decision, DenyCode, Outcome, Severity
 from guardkit.errors import (
     ActionDenied,
@@ -29,15 +33,19 @@ from guardkit.errors import (
     InvalidInput,
     InvalidState,
     LedgerTampered,
+    NoAgentConfigured,
     NotFound,
     PolicyError,
     StoreError,
     ToolDenied,
     UnknownAction,
 )
+from guardkit.idempotency import Idempotency
 from guardkit.local import Guard, LocalAgent
 from guardkit.policy import Policy, RateLimit, ToolRule, load_policy
 from guardkit.protocols import AgentGuard, Model, ModelReply, ToolCall
+from guardkit.provenance import Provenance, tag
+from guardkit.tools import tool
 
 __all__ = [
     "__version__",
@@ -54,6 +62,16 @@ __all__ = [
     "ActionStatus",
     "Outcome",
     "Severity",
+    # tools
+    "tool",
+    "use_agent",
+    "current_agent",
+    "Idempotency",
+    "PathRule",
+    "EgressRule",
+    "Runtime",
+    "Provenance",
+    "tag",
     # the loop's seams
     "Model",
     "ModelReply",
@@ -79,6 +97,7 @@ __all__ = [
     "StoreError",
     "LedgerTampered",
     "GuardUnavailable",
+    "NoAgentConfigured",
 ]
 
 for _name in __all__:

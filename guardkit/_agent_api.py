@@ -7,9 +7,8 @@
 from __future__ import annotations
 
 import abc
-import functools
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 from guardkit.errors import ActionDenied
 
@@ -60,33 +59,21 @@ class AgentConveniences(abc.ABC):
         raise ActionDenied(action_id, dict(decision.get("reason") or {"code": "denied"}))
 
     def tool(
-        self, name: str | None = None, cost: Any = None, wait_for_approval: bool = True
+        self,
+        name: str | None = None,
+        cost: Any = None,
+        wait_for_approval: bool = True,
+        **options: Any,
     ) -> Callable[[Callable[P, R]], Callable[P, R]]:
-        """Lineage's decorator: authorize with ``{"args": [...], "kwargs": {...}}``, run, report.
+        """``guardkit.tool`` bound to this agent; ``options`` are its keyword options.
 
         >>> @agent.tool("search")
         ... def search(query): ...
         """
+        from guardkit.protocols import AgentGuard
+        from guardkit.tools import tool_decorator
 
-        def decorate(func: Callable[P, R]) -> Callable[P, R]:
-            tool_name = name or func.__name__
-
-            @functools.wraps(func)
-            def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-                action_id = self.authorize(
-                    tool_name,
-                    {"args": list(args), "kwargs": kwargs},
-                    cost=cost,
-                    wait_for_approval=wait_for_approval,
-                )
-                try:
-                    result = func(*args, **kwargs)
-                except Exception as exc:
-                    self.report(action_id, "failure", f"{type(exc).__name__}: {exc}")
-                    raise
-                self.report(action_id, "success")
-                return result
-
-            return wrapper
-
-        return decorate
+        guard = cast(AgentGuard, self)  # every concrete agent guard also has status and action
+        return tool_decorator(
+            name, guard=guard, cost=cost, wait_for_approval=wait_for_approval, **options
+        )

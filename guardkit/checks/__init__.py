@@ -1,1 +1,1 @@
-"""Per-argument checks run before a guarded tool call."""
+"""The per-call steps and local checks (paths, egress, provenance, runtime) of a guarded tool."""
