@@ -54,7 +54,8 @@ class _LazyGroup(click.Group):
             except (ImportError, AttributeError) as exc:
                 raise click.ClickException(
                     f"'guardkit {cmd_name}' is unavailable: {exc}. Install the extra it needs "
-                    "(pip install 'guardkit[server]' for serve).") from exc
+                    "(pip install 'guardkit[server]' for serve)."
+                ) from exc
             return command if isinstance(command, click.Command) else None
         return super().get_command(ctx, cmd_name)
 
@@ -65,8 +66,13 @@ def main() -> None:
     """Guard tool-calling LLM agents: policies, approvals, a durable ledger, scans and fixes."""
 
 
-_db_option = click.option("--db", envvar="GUARDKIT_DB", default="guardkit.db", show_default=True,
-                          help="Ledger database (SQLite path or sqlite:///PATH); env GUARDKIT_DB.")
+_db_option = click.option(
+    "--db",
+    envvar="GUARDKIT_DB",
+    default="guardkit.db",
+    show_default=True,
+    help="Ledger database (SQLite path or sqlite:///PATH); env GUARDKIT_DB.",
+)
 _json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 
 
@@ -101,23 +107,32 @@ def _print_status(status: dict[str, Any]) -> None:
 
     table = Table(title=f"agent {status['agent_id']}", show_header=False)
     table.add_row("alive", "yes" if status["alive"] else f"no: {status['termination_reason']}")
-    table.add_row("budget", f"{status['spent']} spent of {status['budget']} "
-                  f"({status['remaining']} left)")
+    table.add_row(
+        "budget", f"{status['spent']} spent of {status['budget']} ({status['remaining']} left)"
+    )
     table.add_row("scars", f"{status['scar_score']} of {status['scar_limit']}")
     for scar in status["scars"]:
         table.add_row("", f"{scar['severity']}: {scar['reason']} ({scar['action_id'] or '-'})")
-    table.add_row("actions", f"{status['actions_allowed']} allowed, {status['actions_denied']} "
-                  f"denied, {status['actions_pending']} pending")
+    table.add_row(
+        "actions",
+        f"{status['actions_allowed']} allowed, {status['actions_denied']} "
+        f"denied, {status['actions_pending']} pending",
+    )
     table.add_row("head", f"seq {status['head']['seq']} {status['head']['hash'][:16]}…")
     Console().print(table)
 
 
 @main.command()
-@click.argument("scenario", required=False, type=click.Choice(["guard", "ops", "payments"]),
-                default="guard")
+@click.argument(
+    "scenario", required=False, type=click.Choice(["guard", "ops", "payments"]), default="guard"
+)
 @click.option("--db", default=None, help="Write the demo ledger here (default: a temp file).")
-@click.option("--trace", type=click.Choice(["off", "console", "otlp"]), default="off",
-              help="Export OpenTelemetry traces of every decision.")
+@click.option(
+    "--trace",
+    type=click.Choice(["off", "console", "otlp"]),
+    default="off",
+    help="Export OpenTelemetry traces of every decision.",
+)
 @_json_option
 def demo(scenario: str, db: str | None, trace: str, as_json: bool) -> None:
     """Run a scripted, offline guarded agent (no API keys needed)."""
@@ -130,9 +145,18 @@ def demo(scenario: str, db: str | None, trace: str, as_json: bool) -> None:
 
     outcome = run_demo(db)
     if as_json:
-        click.echo(json.dumps({"outcome": outcome.result.outcome, "text": outcome.result.text,
-                               "decisions": outcome.decisions, "status": outcome.status,
-                               "ledger": outcome.db_path}, indent=2))
+        click.echo(
+            json.dumps(
+                {
+                    "outcome": outcome.result.outcome,
+                    "text": outcome.result.text,
+                    "decisions": outcome.decisions,
+                    "status": outcome.status,
+                    "ledger": outcome.db_path,
+                },
+                indent=2,
+            )
+        )
         return
     from rich.console import Console
     from rich.table import Table
@@ -142,15 +166,21 @@ def demo(scenario: str, db: str | None, trace: str, as_json: bool) -> None:
         table.add_column(column)
     styles = {"allowed": "green", "denied": "red", "pending_approval": "yellow"}
     for row in outcome.decisions:
-        table.add_row(row["action_id"], row["tool"],
-                      f"[{styles.get(row['decision'], '')}]{row['decision']}[/]",
-                      "" if row["cost"] is None else str(row["cost"]), row["detail"])
+        table.add_row(
+            row["action_id"],
+            row["tool"],
+            f"[{styles.get(row['decision'], '')}]{row['decision']}[/]",
+            "" if row["cost"] is None else str(row["cost"]),
+            row["detail"],
+        )
     console = Console()
     console.print(table)
     console.print(f"run ended: [bold]{outcome.result.outcome}[/] — {outcome.result.text}")
     _print_status(outcome.status)
-    console.print(f"ledger: {outcome.db_path}  (try: guardkit --help, "
-                  f"guardkit verify {outcome.status['agent_id']} --db {outcome.db_path})")
+    console.print(
+        f"ledger: {outcome.db_path}  (try: guardkit --help, "
+        f"guardkit verify {outcome.status['agent_id']} --db {outcome.db_path})"
+    )
 
 
 def _run_example(name: str) -> int:
@@ -160,16 +190,23 @@ def _run_example(name: str) -> int:
     folder = {"ops": "guarded-agent", "payments": "deepseek-payments-agent"}[name]
     root = Path(__file__).resolve().parent.parent / "examples" / folder / "agent.py"
     if not root.exists():
-        raise click.ClickException(f"the {name} example lives in the source tree ({root}); "
-                                   "run it from a checkout of guardkit")
+        raise click.ClickException(
+            f"the {name} example lives in the source tree ({root}); "
+            "run it from a checkout of guardkit"
+        )
     namespace = runpy.run_path(str(root), run_name="guardkit_example")
     return int(namespace["main"]([]))
 
 
 @main.command()
 @click.argument("agent_id")
-@click.option("--policy", "policy_path", required=True, type=click.Path(exists=True),
-              help="Policy file (.json or .toml).")
+@click.option(
+    "--policy",
+    "policy_path",
+    required=True,
+    type=click.Path(exists=True),
+    help="Policy file (.json or .toml).",
+)
 @_db_option
 @_json_option
 def create(agent_id: str, policy_path: str, db: str, as_json: bool) -> None:
@@ -205,9 +242,14 @@ def agents(db: str, as_json: bool) -> None:
                 table.add_row(item["agent_id"], item["state"], "", "", "", item["error"])
                 continue
             s = item["status"]
-            table.add_row(item["agent_id"], "active", "yes" if s["alive"] else "no",
-                          f"{s['spent']}/{s['budget']}", f"{s['scar_score']}/{s['scar_limit']}",
-                          str(s["actions_pending"]))
+            table.add_row(
+                item["agent_id"],
+                "active",
+                "yes" if s["alive"] else "no",
+                f"{s['spent']}/{s['budget']}",
+                f"{s['scar_score']}/{s['scar_limit']}",
+                str(s["actions_pending"]),
+            )
         Console().print(table)
 
     _emit(listing, as_json, render)
@@ -237,9 +279,11 @@ def pending(agent_id: str, db: str, as_json: bool) -> None:
             click.echo("nothing pending")
         for item in rows:
             action = item["action"]
-            click.echo(f"{action['action_id']}  {action['tool']}  cost {action['cost']}  "
-                       f"since {item['requested_at']}\n  input: "
-                       f"{json.dumps(action['input'], ensure_ascii=False)}")
+            click.echo(
+                f"{action['action_id']}  {action['tool']}  cost {action['cost']}  "
+                f"since {item['requested_at']}\n  input: "
+                f"{json.dumps(action['input'], ensure_ascii=False)}"
+            )
 
     _emit(items, as_json, render)
 
@@ -256,8 +300,9 @@ def _decision_render(decision: dict[str, Any]) -> None:
 @click.option("--note", default=None, help="Signed into the ledger with the approval.")
 @_db_option
 @_json_option
-def approve(agent_id: str, action_id: str, approver: str, note: str | None, db: str,
-            as_json: bool) -> None:
+def approve(
+    agent_id: str, action_id: str, approver: str, note: str | None, db: str, as_json: bool
+) -> None:
     """Approve a pending action (every check runs again)."""
     with _guard(db) as guard:
         _emit(guard.approve(agent_id, action_id, approver, note), as_json, _decision_render)
@@ -268,28 +313,40 @@ def approve(agent_id: str, action_id: str, approver: str, note: str | None, db: 
 @click.argument("action_id")
 @click.option("--by", "approver", required=True)
 @click.option("--reason", required=True)
-@click.option("--scar", type=click.Choice(["minor", "moderate", "severe", "fatal"]), default=None,
-              help="Scar the agent too, when asking was itself a red flag.")
+@click.option(
+    "--scar",
+    type=click.Choice(["minor", "moderate", "severe", "fatal"]),
+    default=None,
+    help="Scar the agent too, when asking was itself a red flag.",
+)
 @_db_option
 @_json_option
-def reject(agent_id: str, action_id: str, approver: str, reason: str, scar: str | None, db: str,
-           as_json: bool) -> None:
+def reject(
+    agent_id: str,
+    action_id: str,
+    approver: str,
+    reason: str,
+    scar: str | None,
+    db: str,
+    as_json: bool,
+) -> None:
     """Reject a pending action."""
     with _guard(db) as guard:
-        _emit(guard.reject(agent_id, action_id, approver, reason, scar), as_json,
-              _decision_render)
+        _emit(guard.reject(agent_id, action_id, approver, reason, scar), as_json, _decision_render)
 
 
 @main.command()
 @click.argument("agent_id")
-@click.option("--severity", required=True,
-              type=click.Choice(["minor", "moderate", "severe", "fatal"]))
+@click.option(
+    "--severity", required=True, type=click.Choice(["minor", "moderate", "severe", "fatal"])
+)
 @click.option("--reason", required=True)
 @click.option("--action", "action_id", default=None)
 @_db_option
 @_json_option
-def scar(agent_id: str, severity: str, reason: str, action_id: str | None, db: str,
-         as_json: bool) -> None:
+def scar(
+    agent_id: str, severity: str, reason: str, action_id: str | None, db: str, as_json: bool
+) -> None:
     """Scar an agent for something the guard could not see."""
     with _guard(db) as guard:
         _emit(guard.scar(agent_id, severity, reason, action_id), as_json, _print_status)
@@ -320,8 +377,10 @@ def log(agent_id: str, after: int | None, limit: int | None, db: str, as_json: b
 
     def render(d: dict[str, Any]) -> None:
         for r in d["records"]:
-            click.echo(f"{r['seq']:>5}  {r['timestamp']}  {r['kind']:<18} "
-                       f"{json.dumps(r['payload'], ensure_ascii=False)}")
+            click.echo(
+                f"{r['seq']:>5}  {r['timestamp']}  {r['kind']:<18} "
+                f"{json.dumps(r['payload'], ensure_ascii=False)}"
+            )
 
     _emit(data, as_json, render)
 
@@ -337,8 +396,9 @@ def verify(agent_id: str, db: str, as_json: bool) -> None:
 
     def render(d: dict[str, Any]) -> None:
         if d["ok"]:
-            click.echo(f"ok: {d['records']} records, head seq {d['head']['seq']} "
-                       f"{d['head']['hash']}")
+            click.echo(
+                f"ok: {d['records']} records, head seq {d['head']['seq']} {d['head']['hash']}"
+            )
         else:
             f = d["failure"]
             click.echo(f"BROKEN at line {f['line']} (seq {f['seq']}): {f['reason']}")

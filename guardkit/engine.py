@@ -294,7 +294,7 @@ class Engine:
         assert rule is not None
         limit = state.policy.rate_limit
         in_window = (
-            tx.count_allowed_since(state.agent_id, now - limit.window_secs)
+            limits.allowed_in_window(state.recent_allowed, now, limit.window_secs)
             if limit is not None
             else None
         )
@@ -345,6 +345,8 @@ class Engine:
         state.spent += amount
         state.actions_allowed += 1
         state.tool_counts[row.tool] = state.tool_counts.get(row.tool, 0) + 1
+        if state.policy.rate_limit is not None:
+            limits.remember_allowed(state.recent_allowed, now, state.policy.rate_limit)
         if state.remaining == 0 and state.alive:
             # Lineage terminates on exactly 0 after any allow, even a free call on budget 0.
             self._terminate(tx, state, "budget exhausted", "guard", now)
@@ -524,7 +526,12 @@ class Engine:
             now,
         )
         state.scars.append(
-            {"seq": record.seq, "severity": severity.value, "reason": reason, "action_id": action_id}
+            {
+                "seq": record.seq,
+                "severity": severity.value,
+                "reason": reason,
+                "action_id": action_id,
+            }
         )
         state.scar_score = min(SCAR_CAP, state.scar_score + severity.weight)
         if state.alive and state.scar_score >= state.policy.scar_limit:

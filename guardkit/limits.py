@@ -7,9 +7,16 @@ from typing import Any
 
 from guardkit.decisions import DenyCode, Severity
 from guardkit.errors import InvalidInput
-from guardkit.policy import Policy, ToolRule
+from guardkit.policy import Policy, RateLimit, ToolRule
 
-__all__ = ["charge", "check_cost", "cap_and_rate_check", "budget_check"]
+__all__ = [
+    "allowed_in_window",
+    "budget_check",
+    "cap_and_rate_check",
+    "charge",
+    "check_cost",
+    "remember_allowed",
+]
 
 Verdict = tuple[dict[str, Any], Severity | None] | None
 
@@ -77,3 +84,16 @@ def budget_check(cost: int, remaining: int) -> Verdict:
             None,
         )
     return None
+
+
+def allowed_in_window(recent: list[float], now: float, window_secs: float) -> int:
+    """Allowed actions newer than ``now - window_secs``; entries at or before it are dropped."""
+    cutoff = now - window_secs
+    return sum(1 for stamp in recent if stamp > cutoff)
+
+
+def remember_allowed(recent: list[float], now: float, limit: RateLimit) -> None:
+    """Keep the timestamps the sliding window can still need: the newest ``max_actions``."""
+    recent.append(now)
+    if len(recent) > limit.max_actions:
+        del recent[: len(recent) - limit.max_actions]

@@ -17,8 +17,18 @@ ROOT = Path(__file__).resolve().parent.parent
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(out), str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(ROOT),
+        ],
         check=True,
         capture_output=True,
         timeout=300,
@@ -29,8 +39,11 @@ def wheel(tmp_path_factory) -> Path:
 
 def _source_packages() -> set[str]:
     found = set()
-    for folder, namespace in (("guardkit", "guardkit"), ("codemods", "guardkit/codemods"),
-                              ("plugins", "guardkit/plugins")):
+    for folder, namespace in (
+        ("guardkit", "guardkit"),
+        ("codemods", "guardkit/codemods"),
+        ("plugins", "guardkit/plugins"),
+    ):
         for init in (ROOT / folder).rglob("__init__.py"):
             relative = init.parent.relative_to(ROOT / folder)
             found.add(f"{namespace}/{relative}".removesuffix("/."))
@@ -48,8 +61,17 @@ def test_every_subpackage_is_in_the_wheel(wheel: Path) -> None:
 def test_the_installed_wheel_imports_both_namespaces(wheel: Path, tmp_path: Path) -> None:
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target),
-         str(wheel)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
         check=True,
         capture_output=True,
         timeout=300,

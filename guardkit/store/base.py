@@ -43,6 +43,8 @@ class AgentState:
     actions_denied: int = 0
     actions_pending: int = 0
     tool_counts: dict[str, int] = field(default_factory=dict)
+    #: When the newest allowed actions were allowed (at most the rate limit's max_actions).
+    recent_allowed: list[float] = field(default_factory=list)
     #: ``{seq, severity, reason, action_id}`` for every scar, oldest first.
     scars: list[dict[str, Any]] = field(default_factory=list)
     created_at: float = 0.0
@@ -182,13 +184,9 @@ class Transaction(abc.ABC):
         self._flush_actions()
         return self._pending_actions(agent_id)
 
-    def count_allowed_since(self, agent_id: str, since: float) -> int:
-        """How many of the agent's actions were allowed after ``since`` (epoch seconds)."""
-        self._flush_actions()
-        return self._count_allowed_since(agent_id, since)
-
-    def records(self, agent_id: str, after: int | None = None, limit: int | None = None
-                ) -> list[Record]:
+    def records(
+        self, agent_id: str, after: int | None = None, limit: int | None = None
+    ) -> list[Record]:
         """Committed records of an agent with ``seq > after``, oldest first."""
         return self._read_records(agent_id, after, limit)
 
@@ -247,9 +245,6 @@ class Transaction(abc.ABC):
 
     @abc.abstractmethod
     def _pending_actions(self, agent_id: str) -> list[ActionRow]: ...
-
-    @abc.abstractmethod
-    def _count_allowed_since(self, agent_id: str, since: float) -> int: ...
 
     @abc.abstractmethod
     def insert_consumption(self, agent_id: str, action_id: str, by: str, at: float) -> bool:

@@ -26,14 +26,14 @@ from guardkit.store.chain import Record, Signer
 __all__ = ["SQLiteStore"]
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS agents (
     agent_id TEXT PRIMARY KEY, parent_id TEXT, policy TEXT NOT NULL, public_key TEXT,
     spent INTEGER NOT NULL, scar_score INTEGER NOT NULL, alive INTEGER NOT NULL,
     termination_reason TEXT, next_action INTEGER NOT NULL, head_seq INTEGER NOT NULL,
     head_hash TEXT NOT NULL, actions_allowed INTEGER NOT NULL, actions_denied INTEGER NOT NULL,
     actions_pending INTEGER NOT NULL, tool_counts TEXT NOT NULL, scars TEXT NOT NULL,
-    created_at REAL NOT NULL);
+    recent_allowed TEXT NOT NULL, created_at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS agents_parent ON agents(parent_id);
 CREATE TABLE IF NOT EXISTS records (
     agent_id TEXT NOT NULL, seq INTEGER NOT NULL, timestamp TEXT NOT NULL, actor TEXT NOT NULL,
@@ -43,12 +43,12 @@ CREATE TABLE IF NOT EXISTS actions (
     agent_id TEXT NOT NULL, number INTEGER NOT NULL, tool TEXT NOT NULL, input TEXT NOT NULL,
     input_sha256 TEXT NOT NULL, cost INTEGER NOT NULL, status TEXT NOT NULL, outcome TEXT,
     reason TEXT, requested_at REAL NOT NULL, requested_seq INTEGER NOT NULL, allowed_at REAL,
-    approved_by TEXT, PRIMARY KEY (agent_id, number));
-CREATE INDEX IF NOT EXISTS actions_status ON actions(agent_id, status);
-CREATE INDEX IF NOT EXISTS actions_allowed_at ON actions(agent_id, allowed_at);
+    approved_by TEXT, PRIMARY KEY (agent_id, number)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS actions_pending ON actions(agent_id, number)
+    WHERE status = 'pending_approval';
 CREATE TABLE IF NOT EXISTS consumptions (
     agent_id TEXT NOT NULL, action_id TEXT NOT NULL, consumed_by TEXT NOT NULL,
-    consumed_at REAL NOT NULL, PRIMARY KEY (agent_id, action_id));
+    consumed_at REAL NOT NULL, PRIMARY KEY (agent_id, action_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS idempotency (
     key TEXT PRIMARY KEY, status TEXT NOT NULL, payload_hash TEXT NOT NULL, owner TEXT NOT NULL,
     lease_expires REAL NOT NULL, expires_at REAL, result TEXT, action_id TEXT, agent_id TEXT);
@@ -59,7 +59,7 @@ _sorted = json.JSONEncoder(separators=(",", ":"), sort_keys=True).encode
 _AGENT_COLUMNS = (
     "parent_id, policy, public_key, spent, scar_score, alive, termination_reason, next_action, "
     "head_seq, head_hash, actions_allowed, actions_denied, actions_pending, tool_counts, scars, "
-    "created_at"
+    "recent_allowed, created_at"
 )
 _ACTION_COLUMNS = (
     "agent_id, number, tool, input, input_sha256, cost, status, outcome, reason, requested_at, "
@@ -85,6 +85,11 @@ class SQLiteStore(Store):
         self._mutex = threading.RLock()
         self._lock_fd: int | None = None
         self._policies: dict[str, Policy] = {}
+        # Agent states and action rows as of our last commit. They stay valid until another
+        # connection commits, which ``PRAGMA data_version`` tells us at the start of every
+        # transaction; a rollback drops them. This saves re-reading the row on every decision.
+        self._cache = _Cache()
+        self._data_version = -1
         with translate_errors(path):
             self._conn = sqlite3.connect(
                 path, isolation_level=None, check_same_thread=False, timeout=30.0
@@ -117,10 +122,14 @@ class SQLiteStore(Store):
                 if locked:
                     fcntl.flock(self._lock_fd, fcntl.LOCK_EX)  # type: ignore[arg-type]
                 conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                version = conn.execute("PRAGMA data_version").fetchone()[0]
             except (sqlite3.Error, OSError) as exc:
                 self._release(locked)
                 raise StoreError(f"store {self.location}: {exc}") from exc
-            tx = _SQLiteTransaction(conn, self.signer, self._policies)
+            if version != self._data_version:
+                self._cache.clear()
+                self._data_version = version
+            tx = _SQLiteTransaction(conn, self.signer, self._policies, self._cache)
             try:
                 yield tx
                 with translate_errors(self.location):
@@ -128,6 +137,7 @@ class SQLiteStore(Store):
                         tx.flush()
                     conn.execute("COMMIT")
             except BaseException:
+                self._cache.clear()
                 if conn.in_transaction:
                     with translate_errors(self.location):
                         conn.execute("ROLLBACK")
@@ -147,13 +157,39 @@ class SQLiteStore(Store):
                 self._lock_fd = None
 
 
+class _Cache:
+    """Committed agent states and recent action rows, owned by one store connection."""
+
+    _MAX_ACTIONS = 4096
+
+    def __init__(self) -> None:
+        self.agents: dict[str, AgentState] = {}
+        self.actions: dict[tuple[str, int], ActionRow] = {}
+
+    def clear(self) -> None:
+        self.agents.clear()
+        self.actions.clear()
+
+    def keep_actions(self, rows: list[ActionRow]) -> None:
+        for row in rows:
+            self.actions[(row.agent_id, row.number)] = row
+        if len(self.actions) > self._MAX_ACTIONS:
+            for key in list(self.actions)[: len(self.actions) - self._MAX_ACTIONS // 2]:
+                del self.actions[key]
+
+
 class _SQLiteTransaction(Transaction):
     def __init__(
-        self, conn: sqlite3.Connection, signer: Signer | None, policies: dict[str, Policy]
+        self,
+        conn: sqlite3.Connection,
+        signer: Signer | None,
+        policies: dict[str, Policy],
+        cache: _Cache,
     ) -> None:
         super().__init__(signer)
         self._conn = conn
         self._policies = policies
+        self._cache = cache
 
     def _policy(self, text: str) -> Policy:
         # Policies never change, so each distinct text is parsed once per store.
@@ -163,6 +199,14 @@ class _SQLiteTransaction(Transaction):
         return policy
 
     def _load_agent(self, agent_id: str) -> AgentState:
+        cached = self._cache.agents.get(agent_id)
+        if cached is not None:
+            return cached
+        state = self._select_agent(agent_id)
+        self._cache.agents[agent_id] = state
+        return state
+
+    def _select_agent(self, agent_id: str) -> AgentState:
         row = self._conn.execute(
             f"SELECT {_AGENT_COLUMNS} FROM agents WHERE agent_id = ?", (agent_id,)
         ).fetchone()
@@ -185,7 +229,8 @@ class _SQLiteTransaction(Transaction):
             actions_pending=row[12],
             tool_counts=json.loads(row[13]),
             scars=json.loads(row[14]),
-            created_at=row[15],
+            recent_allowed=json.loads(row[15]),
+            created_at=row[16],
         )
 
     def _agent_values(self, state: AgentState) -> tuple[Any, ...]:
@@ -202,6 +247,7 @@ class _SQLiteTransaction(Transaction):
             state.actions_pending,
             _compact(state.tool_counts),
             _compact(state.scars),
+            _compact(state.recent_allowed),
         )
 
     def _insert_agent(self, state: AgentState) -> None:
@@ -209,7 +255,7 @@ class _SQLiteTransaction(Transaction):
 
         self._conn.execute(
             f"INSERT INTO agents (agent_id, {_AGENT_COLUMNS}) VALUES "
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 state.agent_id,
                 state.parent_id,
@@ -224,7 +270,7 @@ class _SQLiteTransaction(Transaction):
         self._conn.execute(
             "UPDATE agents SET spent=?, scar_score=?, alive=?, termination_reason=?, "
             "next_action=?, head_seq=?, head_hash=?, actions_allowed=?, actions_denied=?, "
-            "actions_pending=?, tool_counts=?, scars=? WHERE agent_id=?",
+            "actions_pending=?, tool_counts=?, scars=?, recent_allowed=? WHERE agent_id=?",
             (*self._agent_values(state), state.agent_id),
         )
 
@@ -232,8 +278,17 @@ class _SQLiteTransaction(Transaction):
         self._conn.executemany(
             "INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (agent_id, r.seq, r.timestamp, r.actor, r.kind, r.payload_json, r.prev_hash,
-                 r.hash, r.signature)
+                (
+                    agent_id,
+                    r.seq,
+                    r.timestamp,
+                    r.actor,
+                    r.kind,
+                    r.payload_json,
+                    r.prev_hash,
+                    r.hash,
+                    r.signature,
+                )
                 for agent_id, r in records
             ],
         )
@@ -255,9 +310,7 @@ class _SQLiteTransaction(Transaction):
             )
         ]
 
-    def _read_records(
-        self, agent_id: str, after: int | None, limit: int | None
-    ) -> list[Record]:
+    def _read_records(self, agent_id: str, after: int | None, limit: int | None) -> list[Record]:
         rows = self._conn.execute(
             "SELECT seq, timestamp, actor, kind, payload, prev_hash, hash, signature FROM records"
             " WHERE agent_id = ? AND seq > ? ORDER BY seq LIMIT ?",
@@ -296,18 +349,28 @@ class _SQLiteTransaction(Transaction):
         )
 
     def _write_actions(self, rows: list[ActionRow]) -> None:
+        self._cache.keep_actions(rows)
         for row in rows:
             if row.stored:
                 self._conn.execute(
                     "UPDATE actions SET status=?, outcome=?, reason=?, allowed_at=?, approved_by=? "
                     "WHERE agent_id=? AND number=?",
-                    (row.status, row.outcome,
-                     None if row.reason is None else _sorted(row.reason),
-                     row.allowed_at, row.approved_by, row.agent_id, row.number))
+                    (
+                        row.status,
+                        row.outcome,
+                        None if row.reason is None else _sorted(row.reason),
+                        row.allowed_at,
+                        row.approved_by,
+                        row.agent_id,
+                        row.number,
+                    ),
+                )
             else:
-                self._conn.execute(f"INSERT INTO actions ({_ACTION_COLUMNS}) VALUES "
-                                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                   self._action_values(row))
+                self._conn.execute(
+                    f"INSERT INTO actions ({_ACTION_COLUMNS}) VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    self._action_values(row),
+                )
 
     @staticmethod
     def _row(r: tuple[Any, ...]) -> ActionRow:
@@ -329,6 +392,9 @@ class _SQLiteTransaction(Transaction):
         )
 
     def _read_action(self, agent_id: str, number: int) -> ActionRow | None:
+        cached = self._cache.actions.get((agent_id, number))
+        if cached is not None:
+            return cached
         r = self._conn.execute(
             f"SELECT {_ACTION_COLUMNS} FROM actions WHERE agent_id = ? AND number = ?",
             (agent_id, number),
@@ -342,12 +408,6 @@ class _SQLiteTransaction(Transaction):
             (agent_id,),
         )
         return [self._row(r) for r in rows]
-
-    def _count_allowed_since(self, agent_id: str, since: float) -> int:
-        row = self._conn.execute(
-            "SELECT count(*) FROM actions WHERE agent_id = ? AND allowed_at > ?", (agent_id, since)
-        ).fetchone()
-        return int(row[0])
 
     def insert_consumption(self, agent_id: str, action_id: str, by: str, at: float) -> bool:
         cur = self._conn.execute(

@@ -57,8 +57,10 @@ def ledger(tmp_path):
     with Guard(str(db)) as guard:
         guard.create_agent(
             "bot",
-            {"budget": 10, "tools": {"pay": {"cost": 1, "requires_approval": True},
-                                     "read": {"cost": 0}}},
+            {
+                "budget": 10,
+                "tools": {"pay": {"cost": 1, "requires_approval": True}, "read": {"cost": 0}},
+            },
         )
         agent = guard.agent("bot")
         agent.request("pay", {"to": "ACME"})
@@ -72,13 +74,26 @@ def test_operator_commands(ledger) -> None:
     assert [p["action"]["action_id"] for p in json.loads(pending.stdout)] == ["act-1", "act-2"]
     approved = guardkit("approve", "bot", "act-1", "--by", "alice", "--db", ledger, "--json")
     assert json.loads(approved.stdout)["decision"] == "allowed"
-    rejected = guardkit("reject", "bot", "act-2", "--by", "alice", "--reason", "wrong IBAN",
-                        "--scar", "moderate", "--db", ledger, "--json")
+    rejected = guardkit(
+        "reject",
+        "bot",
+        "act-2",
+        "--by",
+        "alice",
+        "--reason",
+        "wrong IBAN",
+        "--scar",
+        "moderate",
+        "--db",
+        ledger,
+        "--json",
+    )
     assert json.loads(rejected.stdout)["reason"]["code"] == "rejected"
     again = guardkit("approve", "bot", "act-1", "--by", "alice", "--db", ledger)
     assert again.returncode == 3 and "invalid_state" in again.stderr
-    scarred = guardkit("scar", "bot", "--severity", "minor", "--reason", "odd", "--db", ledger,
-                       "--json")
+    scarred = guardkit(
+        "scar", "bot", "--severity", "minor", "--reason", "odd", "--db", ledger, "--json"
+    )
     assert json.loads(scarred.stdout)["scar_score"] == 4
     status = guardkit("status", "bot", "--db", ledger)
     assert status.returncode == 0 and "4 of 10" in status.stdout
@@ -86,8 +101,9 @@ def test_operator_commands(ledger) -> None:
     assert json.loads(listing.stdout)[0]["agent_id"] == "bot"
     log = guardkit("log", "bot", "--db", ledger, "--json", "--limit", "2")
     assert [r["kind"] for r in json.loads(log.stdout)["records"]] == ["genesis", "policy"]
-    stopped = guardkit("terminate", "bot", "--reason", "done", "--by", "alice", "--db", ledger,
-                       "--json")
+    stopped = guardkit(
+        "terminate", "bot", "--reason", "done", "--by", "alice", "--db", ledger, "--json"
+    )
     assert json.loads(stopped.stdout)["alive"] is False
     twice = guardkit("terminate", "bot", "--reason", "done", "--by", "alice", "--db", ledger)
     assert twice.returncode == 3 and "already_terminated" in twice.stderr
@@ -103,8 +119,10 @@ def test_export_and_verify(ledger, tmp_path) -> None:
     import sqlite3
 
     with sqlite3.connect(ledger) as conn:
-        conn.execute("UPDATE records SET payload = '{\"action_id\":\"act-1\",\"cost\":0,"
-                     "\"input\":{},\"tool\":\"pay\"}' WHERE agent_id = 'bot' AND seq = 2")
+        conn.execute(
+            'UPDATE records SET payload = \'{"action_id":"act-1","cost":0,'
+            '"input":{},"tool":"pay"}\' WHERE agent_id = \'bot\' AND seq = 2'
+        )
     conn.close()
     broken = guardkit("verify", "bot", "--db", ledger, "--json")
     assert broken.returncode == 1

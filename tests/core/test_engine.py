@@ -193,7 +193,11 @@ def test_check_order_cap_before_rate_before_budget(make_agent, clock) -> None:
 
 def test_sliding_window_rate_limit(make_agent, clock) -> None:
     agent = make_agent(
-        {"budget": 100, "rate_limit": {"max_actions": 2, "window_secs": 60}, "tools": {"t": {"cost": 0}}}
+        {
+            "budget": 100,
+            "rate_limit": {"max_actions": 2, "window_secs": 60},
+            "tools": {"t": {"cost": 0}},
+        }
     )
     agent.request("t")
     clock.advance(30)
@@ -470,7 +474,9 @@ def test_spawn_narrows_carves_and_cascades(guard) -> None:
     with pytest.raises(InvalidState):
         guard.spawn("parent", "child", {"budget": 1, "tools": {"search": {"cost": 0}}}, budget=50)
     created = guard.spawn(
-        "parent", "child", {"budget": 999, "scar_limit": 5, "tools": {"search": {"cost": 0}}},
+        "parent",
+        "child",
+        {"budget": 999, "scar_limit": 5, "tools": {"search": {"cost": 0}}},
         budget=8,
     )
     assert created["agent"]["budget"] == 8

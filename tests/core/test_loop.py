@@ -39,7 +39,11 @@ def seed_run(model, guard, tools, messages, max_turns=30):
             action_id = decision["action_id"]
             if decision["decision"] == "pending_approval":
                 status = guard.wait_for_approval(action_id)
-                decision = {"decision": "allowed"} if status == "allowed" else {"decision": "denied", "reason": {"code": "rejected"}}
+                decision = (
+                    {"decision": "allowed"}
+                    if status == "allowed"
+                    else {"decision": "denied", "reason": {"code": "rejected"}}
+                )
             if decision["decision"] == "denied":
                 result = f"Denied by the policy guard: {decision['reason']}. Do not retry."
             else:
@@ -75,8 +79,9 @@ def test_seed_loop_runs_unchanged(guard) -> None:
         ]
     )
     messages = [{"role": "user", "content": "file the invoices"}]
-    answer = seed_run(model, agent, {"search": lambda q: f"3 results for {q}", "flaky": _flaky},
-                      messages)
+    answer = seed_run(
+        model, agent, {"search": lambda q: f"3 results for {q}", "flaky": _flaky}, messages
+    )
     assert answer == "All invoices are filed."
     status = agent.status()
     assert status["spent"] == 3
@@ -112,8 +117,14 @@ def test_run_end_to_end_with_approval(guard) -> None:
     thread = threading.Thread(target=approver)
     thread.start()
     messages = [{"role": "system", "content": SYSTEM_PROMPT}]
-    result = run(model, agent, {"pay": lambda invoice, amount: "paid"}, messages,
-                 costs={"pay": lambda args: args["amount"]}, poll=0.01)
+    result = run(
+        model,
+        agent,
+        {"pay": lambda invoice, amount: "paid"},
+        messages,
+        costs={"pay": lambda args: args["amount"]},
+        poll=0.01,
+    )
     thread.join()
     assert result.outcome == "done"
     assert result.calls == [("pay", "act-2", "allowed"), ("rm", "act-4", "denied")]
@@ -138,8 +149,7 @@ def test_run_treats_rejection_and_timeout_as_denials(guard) -> None:
 
     thread = threading.Thread(target=rejecter)
     thread.start()
-    result = run(model, agent, {"pay": lambda amount: "paid"}, [], approval_timeout=0.2,
-                 poll=0.01)
+    result = run(model, agent, {"pay": lambda amount: "paid"}, [], approval_timeout=0.2, poll=0.01)
     thread.join()
     assert [c[2] for c in result.calls] == ["denied", "denied"]
     assert "rejected by alice: no" in model.seen[1][-1]["content"]

@@ -97,10 +97,18 @@ def test_every_problem_is_reported_with_its_path() -> None:
         ({"budget": 1, "tools": {"t": {"cost": 1, "approval_ttl": 5}}}, "tools.t.approval_ttl"),
         ({"budget": 1, "tools": {"t": {"cost": 1, "output": "maybe"}}}, "tools.t.output"),
         ({"budget": 1, "tools": {"t": {"cost": 1, "paths": ["/"]}}}, "tools.t.paths"),
-        ({"budget": 1, "tools": {}, "rate_limit": {"max_actions": 1, "window_secs": 0}},
-         "rate_limit.window_secs"),
-        ({"budget": 1, "tools": {}, "rate_limit": {"max_actions": 1, "window_secs": float("nan")}},
-         "rate_limit.window_secs"),
+        (
+            {"budget": 1, "tools": {}, "rate_limit": {"max_actions": 1, "window_secs": 0}},
+            "rate_limit.window_secs",
+        ),
+        (
+            {
+                "budget": 1,
+                "tools": {},
+                "rate_limit": {"max_actions": 1, "window_secs": float("nan")},
+            },
+            "rate_limit.window_secs",
+        ),
         ({"budget": 1, "tools": {}, "approval_ttl": -3}, "approval_ttl"),
         ({"budget": 1, "tools": {}, "default_rule": {"cost": "x"}}, "default_rule.cost"),
         ({"budget": 1, "tools": {"t" * 129: {"cost": 1}}}, "tools." + "t" * 129),
@@ -133,7 +141,7 @@ def test_load_policy_from_files(tmp_path) -> None:
     json_file = tmp_path / "p.json"
     json_file.write_text(json.dumps(LINEAGE_OPS))
     toml_file = tmp_path / "p.toml"
-    toml_file.write_text('budget = 3\n[tools.a]\ncost = 1\n')
+    toml_file.write_text("budget = 3\n[tools.a]\ncost = 1\n")
     assert load_policy(json_file).budget == 80
     assert load_policy(str(toml_file)).budget == 3
     assert load_policy(json.dumps(LINEAGE_OPS)).budget == 80
@@ -148,8 +156,10 @@ def test_narrowing() -> None:
             "budget": 10,
             "scar_limit": 5,
             "rate_limit": {"max_actions": 10, "window_secs": 60},
-            "tools": {"read_logs": {"cost": 1}, "restart_service":
-                      {"cost": 6, "requires_approval": True, "max_calls": 1}},
+            "tools": {
+                "read_logs": {"cost": 1},
+                "restart_service": {"cost": 6, "requires_approval": True, "max_calls": 1},
+            },
         }
     )
     assert child_ok.narrowing_problems(parent) == []
