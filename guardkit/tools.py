@@ -133,6 +133,11 @@ def tool_decorator(
         kind = _kind(func)
         if idempotency is not None and kind in ("generator", "async generator"):
             raise TypeError("an idempotent tool must return a value it can store, not a stream")
+        shape = CallShape.of(func)
+        if idempotency is not None and not callable(idempotency.key):
+            unknown = set(idempotency.key) - set(shape.full.parameters)
+            if unknown:
+                raise ValueError(f"idempotency key names unknown arguments {sorted(unknown)}")
         steps = Steps(
             name=name or func.__name__,
             guard=guard,
@@ -140,7 +145,7 @@ def tool_decorator(
             wait_for_approval=wait_for_approval,
             approval_timeout=approval_timeout,
             poll=poll,
-            shape=CallShape.of(func),
+            shape=shape,
             checks=checks,
             idempotency=idempotency,
             resolve_agent=current_agent,

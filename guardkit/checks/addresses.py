@@ -32,6 +32,7 @@ _TABLE: tuple[tuple[str, str], ...] = (
     ("198.51.100.0/24", "reserved"),
     ("203.0.113.0/24", "reserved"),
     ("224.0.0.0/4", "multicast"),
+    ("255.255.255.255/32", "broadcast"),
     ("240.0.0.0/4", "reserved"),
     ("::/128", "unspecified"),
     ("::1/128", "loopback"),
@@ -75,10 +76,6 @@ def forbidden_category(address: IPAddress) -> str | None:
     for network, name in _NETWORKS:
         if address.version == network.version and address in network:
             return name
-    if isinstance(address, ipaddress.IPv4Address) and address == ipaddress.IPv4Address(
-        "255.255.255.255"
-    ):
-        return "broadcast"
     return None
 
 

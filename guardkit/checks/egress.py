@@ -125,7 +125,7 @@ def _host_of(url: str, rule: EgressRule) -> tuple[str, int]:
     host = parts.hostname
     if not host:
         raise ValueError("no host")
-    port = parts.port or _DEFAULT_PORTS.get(scheme)
+    port = parts.port if parts.port is not None else _DEFAULT_PORTS.get(scheme)
     if port is None:
         raise ValueError("no port")
     if parts.netloc.rsplit(":", 1)[0].startswith("["):

@@ -90,17 +90,21 @@ def is_under(path: str, root: str) -> bool:
         return False
 
 
-def resolve_path(value: Any, rule: PathRule) -> str:
-    """The real path the OS would open for ``value``; ValueError/OSError when it can't be told."""
+def _joined(value: Any, rule: PathRule) -> str:
+    """The absolute (not yet resolved) path; ValueError when ``value`` is no usable path."""
     if isinstance(value, bytes):
         value = os.fsdecode(value)
     if not isinstance(value, (str, os.PathLike)):
         raise ValueError(f"expected a path, got {type(value).__name__}")
-    text = os.fspath(value)
-    if not isinstance(text, str) or not text or "\x00" in text:
+    text = os.fsdecode(os.fspath(value))
+    if not text or "\x00" in text:
         raise ValueError("empty path or NUL byte")
-    joined = os.path.join(rule.base if rule.base is not None else os.getcwd(), text)
-    return os.path.realpath(joined, strict=rule.must_exist)
+    return os.path.join(rule.base if rule.base is not None else os.getcwd(), text)
+
+
+def resolve_path(value: Any, rule: PathRule) -> str:
+    """The real path the OS would open for ``value``; ValueError/OSError when it can't be told."""
+    return os.path.realpath(_joined(value, rule), strict=rule.must_exist)
 
 
 def _candidates(value: Any) -> list[Any]:
@@ -117,7 +121,7 @@ def _problem(value: Any, rule: PathRule) -> tuple[str | None, str | None]:
         resolved = resolve_path(value, rule)
     except (ValueError, OSError) as exc:
         return None, f"cannot resolve {value!r}: {exc}"
-    lexical = os.path.normpath(os.path.join(rule.base or os.getcwd(), os.fspath(value)))
+    lexical = os.path.normpath(_joined(value, rule))
     roots = [os.path.realpath(root) for root in rule.allow]
     for pseudo in _PSEUDO_ROOTS:
         if (is_under(lexical, pseudo) or is_under(resolved, pseudo)) and not any(
