@@ -40,7 +40,8 @@ def test_demo_runs_the_whole_story(tmp_path) -> None:
     assert status["spent"] == 128
     assert report["ledger"] == str(db)
     verified = guardkit("verify", "ops-bot", "--db", str(db))
-    assert verified.returncode == 0 and verified.stdout.startswith("ok:")
+    assert verified.returncode == 0
+    assert verified.stdout.startswith("ok:")
 
 
 def test_demo_prints_a_table() -> None:
@@ -90,13 +91,15 @@ def test_operator_commands(ledger) -> None:
     )
     assert json.loads(rejected.stdout)["reason"]["code"] == "rejected"
     again = guardkit("approve", "bot", "act-1", "--by", "alice", "--db", ledger)
-    assert again.returncode == 3 and "invalid_state" in again.stderr
+    assert again.returncode == 3
+    assert "invalid_state" in again.stderr
     scarred = guardkit(
         "scar", "bot", "--severity", "minor", "--reason", "odd", "--db", ledger, "--json"
     )
     assert json.loads(scarred.stdout)["scar_score"] == 4
     status = guardkit("status", "bot", "--db", ledger)
-    assert status.returncode == 0 and "4 of 10" in status.stdout
+    assert status.returncode == 0
+    assert "4 of 10" in status.stdout
     listing = guardkit("agents", "--db", ledger, "--json")
     assert json.loads(listing.stdout)[0]["agent_id"] == "bot"
     log = guardkit("log", "bot", "--db", ledger, "--json", "--limit", "2")
@@ -106,7 +109,8 @@ def test_operator_commands(ledger) -> None:
     )
     assert json.loads(stopped.stdout)["alive"] is False
     twice = guardkit("terminate", "bot", "--reason", "done", "--by", "alice", "--db", ledger)
-    assert twice.returncode == 3 and "already_terminated" in twice.stderr
+    assert twice.returncode == 3
+    assert "already_terminated" in twice.stderr
 
 
 def test_export_and_verify(ledger, tmp_path) -> None:
@@ -128,22 +132,26 @@ def test_export_and_verify(ledger, tmp_path) -> None:
     assert broken.returncode == 1
     assert json.loads(broken.stdout)["failure"]["reason"] == "hash mismatch"
     refused = guardkit("status", "bot", "--db", ledger)
-    assert refused.returncode == 4 and "failed verification" in refused.stderr
+    assert refused.returncode == 4
+    assert "failed verification" in refused.stderr
 
 
 def test_errors_and_usage(tmp_path, ledger) -> None:
     missing = guardkit("status", "bot", "--db", str(tmp_path / "nope.db"))
     assert missing.returncode == 2
     unknown = guardkit("status", "ghost", "--db", ledger)
-    assert unknown.returncode == 3 and "not_found" in unknown.stderr
+    assert unknown.returncode == 3
+    assert "not_found" in unknown.stderr
     bad_policy = tmp_path / "bad.json"
     bad_policy.write_text('{"budget": -5, "tools": {}}')
     created = guardkit("create", "x", "--policy", str(bad_policy), "--db", ledger)
-    assert created.returncode == 3 and "budget" in created.stderr
+    assert created.returncode == 3
+    assert "budget" in created.stderr
     good_policy = tmp_path / "good.toml"
     good_policy.write_text("budget = 5\n[tools.read]\ncost = 0\n")
     token = guardkit("create", "x", "--policy", str(good_policy), "--db", ledger)
-    assert token.returncode == 0 and token.stdout.startswith("agt_x.")
+    assert token.returncode == 0
+    assert token.stdout.startswith("agt_x.")
 
 
 def test_env_var_names_the_ledger(ledger) -> None:

@@ -1,4 +1,4 @@
-"""The guard's decisions, check order, budgets, scars, termination and approvals (LINEAGE §5-§10)."""
+"""Decisions, check order, budgets, scars, termination and approvals (LINEAGE §5-§10)."""
 
 from __future__ import annotations
 
@@ -406,7 +406,8 @@ def test_authorize(make_agent, guard) -> None:
 def test_terminate_once(make_agent, guard) -> None:
     agent = make_agent(BASIC)
     status = guard.terminate(agent.agent_id, "enough", "alice")
-    assert status["alive"] is False and status["termination_reason"] == "enough"
+    assert status["alive"] is False
+    assert status["termination_reason"] == "enough"
     with pytest.raises(AlreadyTerminated) as info:
         guard.terminate(agent.agent_id, "again", "alice")
     assert info.value.status == 409
@@ -425,7 +426,8 @@ def test_operator_scar_checks_action(make_agent, guard) -> None:
 def test_unknown_agents_and_bad_ids(guard) -> None:
     with pytest.raises(NotFound) as info:
         guard.status("ghost")
-    assert info.value.status == 404 and info.value.code == "not_found"
+    assert info.value.status == 404
+    assert info.value.code == "not_found"
     with pytest.raises(NotFound):
         guard.agent("ghost")
     with pytest.raises(InvalidInput):
@@ -521,7 +523,8 @@ def test_consume_once_with_exact_input(make_agent, guard) -> None:
     with pytest.raises(UnknownAction):
         guard.consume(agent.agent_id, "act-42", "pay", payment)
     consumed = guard.consume(agent.agent_id, action_id, "pay", dict(payment), cost=7)
-    assert consumed["consumed"] is True and consumed["status"] == "allowed"
+    assert consumed["consumed"] is True
+    assert consumed["status"] == "allowed"
     with pytest.raises(AlreadyConsumed):
         guard.consume(agent.agent_id, action_id, "pay", payment)
 
@@ -529,7 +532,8 @@ def test_consume_once_with_exact_input(make_agent, guard) -> None:
 def test_tokens_are_lineage_shaped_and_stable(guard) -> None:
     created = guard.create_agent("bot", BASIC)
     token = created["token"]
-    assert token.startswith("agt_bot.") and len(token.split(".")[1]) == 64
+    assert token.startswith("agt_bot.")
+    assert len(token.split(".")[1]) == 64
     assert guard.token("bot") == token
 
 
@@ -538,7 +542,8 @@ def test_agents_listing(guard) -> None:
     guard.create_agent("a", BASIC)
     listing = guard.agents()
     assert [item["agent_id"] for item in listing] == ["a", "b"]
-    assert listing[0]["state"] == "active" and listing[0]["status"]["budget"] == 20
+    assert listing[0]["state"] == "active"
+    assert listing[0]["status"]["budget"] == 20
 
 
 def test_log_paging(make_agent, guard) -> None:

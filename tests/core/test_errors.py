@@ -49,7 +49,8 @@ def test_tool_denied_message_is_the_seed_sentence() -> None:
         "Denied by the policy guard: tool 't' reached its limit of 2 calls. Nothing was done. "
         "Do not retry; choose another approach or ask a human."
     )
-    assert denied.code == "tool_call_limit" and denied.action_id == "act-9"
+    assert denied.code == "tool_call_limit"
+    assert denied.action_id == "act-9"
 
 
 def test_public_surface() -> None:

@@ -26,7 +26,8 @@ def test_lineage_shape_round_trips() -> None:
     policy = Policy.from_dict(LINEAGE_OPS)
     assert policy.budget == 80
     assert policy.tools["restart_service"].max_calls == 2
-    assert policy.rate_limit is not None and policy.rate_limit.window_secs == 60
+    assert policy.rate_limit is not None
+    assert policy.rate_limit.window_secs == 60
     again = Policy.from_dict(policy.to_dict())
     assert again == policy
 
@@ -80,7 +81,8 @@ def test_every_problem_is_reported_with_its_path() -> None:
         "rate_limit.window_secs",
         "extra",
     } <= paths
-    assert info.value.status == 400 and info.value.code == "bad_request"
+    assert info.value.status == 400
+    assert info.value.code == "bad_request"
     assert isinstance(info.value, ValueError)
 
 
