@@ -29,22 +29,32 @@ POLICY: dict[str, Any] = {
 }
 
 
-@pytest.fixture(scope="module")
-def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def _serve(store_url: str) -> Iterator[str]:
     pytest.importorskip("starlette")
     from guardkit.server import ServerState, create_app
     from guardkit.server.runner import serve_in_thread
     from guardkit.store import open_store
 
-    path: Path = tmp_path_factory.mktemp("contract") / "guard.db"
-    state = ServerState.open(
-        open_store(f"sqlite:///{path}"), admin_token=ADMIN, backend_token=BACKEND
-    )
+    state = ServerState.open(open_store(store_url), admin_token=ADMIN, backend_token=BACKEND)
     with serve_in_thread(create_app(state)) as url:
         yield url
 
 
-@pytest.fixture(params=["local", "http"])
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    path: Path = tmp_path_factory.mktemp("contract") / "guard.db"
+    yield from _serve(f"sqlite:///{path}")
+
+
+@pytest.fixture(scope="module")
+def http_server_pg() -> Iterator[str]:
+    from tests.server.pg import pg_schema_url
+
+    with pg_schema_url() as url:
+        yield from _serve(url)
+
+
+@pytest.fixture(params=["local", "http", "http-pg"])
 def guard_pair(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Any, Any]]:
     agent_id = "c-" + uuid.uuid4().hex[:10]
     if request.param == "local":
@@ -54,7 +64,7 @@ def guard_pair(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple
         return
     from guardkit.client import AdminClient, AgentClient
 
-    url = request.getfixturevalue("http_server")
+    url = request.getfixturevalue("http_server_pg" if request.param == "http-pg" else "http_server")
     with AdminClient(url, ADMIN) as admin:
         token = admin.create_agent(agent_id, POLICY)["token"]
         with AgentClient(url, agent_id, token) as agent:

@@ -1,0 +1,165 @@
+"""The store contract, run against SQLite and PostgreSQL alike (``store`` is parametrized).
+
+The PostgreSQL case needs ``GUARDKIT_TEST_PG``; see ``tests/server/pg.py``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from guardkit import Guard
+from guardkit.errors import AgentExists, NotFound
+from guardkit.store import IdemRecord, Store, open_store
+from guardkit.store.chain import Signer, verify_records
+from tests.server.pg import pg_schema_url
+
+POLICY = {
+    "budget": 50,
+    "scar_limit": 10,
+    "rate_limit": {"max_actions": 1000, "window_secs": 60},
+    "tools": {
+        "buy": {"cost": 1},
+        "pay": {"cost": 1, "requires_approval": True},
+        "once": {"cost": 0, "max_calls": 3},
+    },
+}
+KEY = Signer.generate_hex()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'guard.db'}"
+        return
+    with pg_schema_url() as url:
+        yield url
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    opened = open_store(store_url, signing_key=KEY)
+    yield opened
+    opened.close()
+
+
+def test_ledger_and_state_round_trip(store: Store) -> None:
+    guard = Guard(store)
+    guard.create_agent("bot", POLICY)
+    agent = guard.agent("bot")
+    assert agent.request("buy", {"ü": "ß", "n": [1, 2.5, None]})["decision"] == "allowed"
+    assert agent.request("pay", {"amount": 7})["decision"] == "pending_approval"
+    assert agent.request("rm")["reason"]["code"] == "tool_not_allowed"
+    guard.approve("bot", "act-2", "alice", note="fine")
+    agent.report("act-1", "failure", "oops")
+    status = guard.status("bot")
+    assert (status["spent"], status["scar_score"], status["actions_allowed"]) == (2, 4, 2)
+    assert [s["severity"] for s in status["scars"]] == ["moderate", "minor"]
+    assert agent.action("act-1")["input"] == {"ü": "ß", "n": [1, 2.5, None]}
+    records = list(store.iter_records("bot"))
+    assert verify_records(records)[1] is None
+    assert guard.verify("bot")["ok"] is True
+    assert guard.log("bot", after=3, limit=2)["records"][0]["seq"] == 4
+
+
+def test_reopening_keeps_everything(store_url: str) -> None:
+    with Guard(open_store(store_url, signing_key=KEY)) as guard:
+        guard.create_agent("bot", POLICY)
+        guard.agent("bot").request("buy")
+        token = guard.token("bot")
+    with Guard(open_store(store_url, signing_key=KEY)) as guard:
+        assert guard.quarantined == {}
+        assert guard.status("bot")["spent"] == 1
+        assert guard.token("bot") == token
+        assert guard.agent("bot").request("buy")["action_id"] == "act-2"
+
+
+def test_duplicates_and_unknowns(store: Store) -> None:
+    guard = Guard(store)
+    guard.create_agent("bot", POLICY)
+    with pytest.raises(AgentExists):
+        guard.create_agent("bot", POLICY)
+    with pytest.raises(NotFound):
+        guard.status("ghost")
+    assert [a["agent_id"] for a in guard.agents()] == ["bot"]
+
+
+def test_consumption_meta_and_idempotency_primitives(store: Store) -> None:
+    with store.transaction() as tx:
+        assert tx.insert_consumption("bot", "act-1", "bank", 1.0) is True
+        assert tx.insert_consumption("bot", "act-1", "bank", 2.0) is False
+        tx.set_meta("k", "v1")
+        tx.set_meta("k", "v2")
+        tx.idem_put(
+            IdemRecord(
+                key="i", status="IN_PROGRESS", payload_hash="h", owner="o", lease_expires=5.0
+            )
+        )
+        tx.idem_put(
+            IdemRecord(
+                key="i",
+                status="COMPLETED",
+                payload_hash="h",
+                owner="o",
+                lease_expires=5.0,
+                result_json="{}",
+                action_id="act-1",
+            )
+        )
+    with store.transaction(write=False) as tx:
+        assert tx.get_meta("k") == "v2"
+        assert tx.get_meta("missing") is None
+        record = tx.idem_get("i")
+        assert record is not None
+        assert (record.status, record.result_json, record.action_id) == ("COMPLETED", "{}", "act-1")
+    with store.transaction() as tx:
+        tx.idem_delete("i")
+        assert tx.idem_get("i") is None
+
+
+def test_a_failed_transaction_leaves_nothing(store: Store) -> None:
+    guard = Guard(store)
+    guard.create_agent("bot", POLICY)
+
+    def half_done() -> None:
+        with store.transaction() as tx:
+            scar = {"severity": "minor", "reason": "x", "action_id": None}
+            tx.append(tx.agent("bot"), "scar", scar, 1.0)
+            tx.set_meta("half", "done")
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        half_done()
+    assert guard.status("bot")["head"]["seq"] == 1
+    with store.transaction(write=False) as tx:
+        assert tx.get_meta("half") is None
+
+
+def test_threads_racing_on_one_budget_never_overspend(store_url: str) -> None:
+    # Separate store objects (separate connections, as separate hosts would have).
+    guards = [Guard(open_store(store_url, signing_key=KEY)) for _ in range(4)]
+    guards[0].create_agent("bot", POLICY)
+    decisions: list[str] = []
+    lock = threading.Lock()
+
+    def spend(guard: Guard) -> None:
+        agent = guard.agent("bot")
+        for _ in range(20):
+            decision = agent.request("buy")["decision"]
+            with lock:
+                decisions.append(decision)
+
+    threads = [threading.Thread(target=spend, args=(g,)) for g in guards]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    status = guards[0].status("bot")
+    assert decisions.count("allowed") == 50
+    assert (status["spent"], status["remaining"], status["alive"]) == (50, 0, False)
+    assert guards[0].verify("bot")["ok"] is True
+    for guard in guards:
+        guard.close()
