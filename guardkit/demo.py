@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -133,7 +134,7 @@ def run_demo(db_path: str | None = None) -> DemoResult:
         guard.create_agent(AGENT_ID, DEMO_POLICY)
         agent = guard.agent(AGENT_ID)
         monitor = _Monitor(guard, agent)
-        tools = {
+        tools: dict[str, Callable[..., Any]] = {
             "read_inbox": lambda: _INBOX,
             "fetch_report": _fetch_report,
             "pay_invoice": lambda invoice, vendor, amount: f"paid {invoice} to {vendor}",
@@ -171,44 +172,37 @@ def run_demo(db_path: str | None = None) -> DemoResult:
 
 
 def decision_table(guard: Guard, agent_id: str) -> list[dict[str, Any]]:
-    """One row per action from the ledger: tool, decision, cost and why."""
+    """One row per action from the ledger: tool, final decision, cost and what happened."""
     rows: dict[str, dict[str, Any]] = {}
     for record in guard.log(agent_id, limit=5000)["records"]:
-        payload, kind = record["payload"], record["kind"]
+        kind, payload = record["kind"], record["payload"]
         if kind == "action_requested":
             rows[payload["action_id"]] = {
                 "action_id": payload["action_id"],
                 "tool": payload["tool"],
                 "decision": "requested",
                 "cost": payload["cost"],
-                "detail": "",
+                "notes": [],
             }
-        elif kind in _KIND_TEXT and payload.get("action_id") in rows:
-            row = rows[payload["action_id"]]
-            _KIND_TEXT[kind](row, payload)
-    return list(rows.values())
-
-
-def _set(decision: str, detail: Any) -> Any:
-    def apply(row: dict[str, Any], payload: dict[str, Any]) -> None:
-        row["decision"] = decision
-        text = detail(payload)
-        row["detail"] = (
-            f"{row['detail']}; {text}" if row["detail"] and text else (text or row["detail"])
-        )
-
-    return apply
-
-
-_KIND_TEXT = {
-    "approval_required": _set("pending_approval", lambda p: "waiting for a human"),
-    "action_allowed": _set(
-        "allowed", lambda p: f"approved by {p['approved_by']}" if p.get("approved_by") else ""
-    ),
-    "action_denied": _set("denied", lambda p: p["reason"]["code"]),
-    "action_rejected": _set("denied", lambda p: f"rejected by {p['by']}"),
-    "outcome": lambda row, p: row.update(
-        detail=f"{row['detail']}; {p['status']}" if row["detail"] else p["status"]
-    ),
-    "scar": lambda row, p: row.update(detail=f"{row['detail']}; {p['severity']} scar"),
-}
+            continue
+        row = rows.get(payload.get("action_id") or "")
+        if row is None:
+            continue
+        if kind == "approval_required":
+            row["decision"] = "pending_approval"
+            row["notes"].append("waiting for a human")
+        elif kind == "action_allowed":
+            row["decision"] = "allowed"
+            if payload.get("approved_by"):
+                row["notes"].append(f"approved by {payload['approved_by']}")
+        elif kind == "action_denied":
+            row["decision"] = "denied"
+            row["notes"].append(payload["reason"]["code"])
+        elif kind == "action_rejected":
+            row["decision"] = "denied"
+            row["notes"].append(f"rejected by {payload['by']}")
+        elif kind == "outcome":
+            row["notes"].append(payload["status"])
+        elif kind == "scar":
+            row["notes"].append(f"{payload['severity']} scar")
+    return [{**row, "detail": "; ".join(row.pop("notes"))} for row in rows.values()]
