@@ -116,6 +116,7 @@ class CheckSet:
             runtime = Runtime(
                 write_roots=tuple(set(self.runtime.write_roots) & set(other.runtime.write_roots)),
                 subprocess=self.runtime.subprocess and other.runtime.subprocess,
+                egress=tuple(r for r in self.runtime.egress if r in other.runtime.egress),
             )
         return CheckSet(
             paths=_merge(self.paths, other.paths),
@@ -190,7 +191,9 @@ class CheckSet:
         roots = list(self.runtime.write_roots)
         for rules in self.paths.values():
             roots.extend(root for rule in rules if rule.write for root in rule.allow)
-        egress = tuple(rule for rules in self.egress.values() for rule in rules)
+        egress = self.runtime.egress + tuple(
+            rule for rules in self.egress.values() for rule in rules
+        )
         return Fence(
             tool=tool, write_roots=tuple(roots), egress=egress, subprocess=self.runtime.subprocess
         )

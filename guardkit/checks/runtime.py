@@ -62,11 +62,16 @@ class Runtime:
     write_roots: tuple[str, ...] = ()
     #: May the tool start processes?
     subprocess: bool = False
+    #: Where the body may connect, besides what its URL arguments' egress rules allow.
+    egress: tuple[EgressRule, ...] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.write_roots, str):
             raise TypeError("Runtime.write_roots is a list of strings, not one string")
         object.__setattr__(self, "write_roots", tuple(self.write_roots))
+        object.__setattr__(self, "egress", tuple(self.egress))
+        if not all(isinstance(rule, EgressRule) for rule in self.egress):
+            raise TypeError("Runtime.egress is a list of EgressRule")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
