@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -40,13 +40,13 @@ class EgressRule:
 
     #: Host names (``*.example.com`` for subdomains); empty allows any host that passes the
     #: address checks.
-    allow_hosts: tuple[str, ...] = ()
-    allow_ports: tuple[int, ...] = (80, 443)
+    allow_hosts: Sequence[str] = ()
+    allow_ports: Sequence[int] = (80, 443)
     #: Refuse loopback, private, link-local, metadata, CGNAT, multicast and reserved addresses.
     deny_private: bool = True
     #: Networks (CIDR) allowed even when ``deny_private`` would refuse them.
-    allow_networks: tuple[str, ...] = ()
-    schemes: tuple[str, ...] = ("http", "https")
+    allow_networks: Sequence[str] = ()
+    schemes: Sequence[str] = ("http", "https")
     #: How names are resolved.
     resolver: Resolver = socket.getaddrinfo
 

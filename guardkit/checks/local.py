@@ -191,7 +191,7 @@ class CheckSet:
         roots = list(self.runtime.write_roots)
         for rules in self.paths.values():
             roots.extend(root for rule in rules if rule.write for root in rule.allow)
-        egress = self.runtime.egress + tuple(
+        egress = tuple(self.runtime.egress) + tuple(
             rule for rules in self.egress.values() for rule in rules
         )
         return Fence(

@@ -14,7 +14,7 @@ import fnmatch
 import os
 import sys
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,10 +37,10 @@ class PathRule:
     """
 
     #: Roots the resolved path must lie under (each resolved itself at check time).
-    allow: tuple[str, ...]
+    allow: Sequence[str]
     #: Globs (``fnmatch``, ``*`` crosses ``/``) the resolved path must not match; a glob with
     #: no ``/`` is also matched against the file name alone.
-    deny: tuple[str, ...] = ()
+    deny: Sequence[str] = ()
     #: The path must exist when the call is made.
     must_exist: bool = False
     #: The tool writes here: the runtime hook lets it open files for writing under ``allow``.

@@ -24,7 +24,7 @@ import os
 import socket
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -59,11 +59,11 @@ class Runtime:
     """
 
     #: Roots a tool may open files for writing under, besides its ``PathRule(write=True)`` roots.
-    write_roots: tuple[str, ...] = ()
+    write_roots: Sequence[str] = ()
     #: May the tool start processes?
     subprocess: bool = False
     #: Where the body may connect, besides what its URL arguments' egress rules allow.
-    egress: tuple[EgressRule, ...] = ()
+    egress: Sequence[EgressRule] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.write_roots, str):
