@@ -43,6 +43,12 @@ _ACTION_ID = re.compile(r"act-([1-9][0-9]{0,17})")
 #: The tool name under which a parent's ledger records the budget carved out for a sub-agent.
 SPAWN_TOOL = "guardkit.spawn"
 DEFAULT_MAX_INPUT_BYTES = 1 << 20
+# The words as plain strings: ``Enum.value`` is a property call, and these sit on the hot path.
+_REQUESTED = ActionStatus.REQUESTED.value
+_PENDING = ActionStatus.PENDING_APPROVAL.value
+_ALLOWED = ActionStatus.ALLOWED.value
+_DENIED = ActionStatus.DENIED.value
+_COMPLETED = ActionStatus.COMPLETED.value
 _LOG_LIMIT_DEFAULT = 500
 _LOG_LIMIT_MAX = 5000
 
@@ -135,7 +141,7 @@ class Engine:
                 {"action_id": row.action_id, "status": "success", "detail": f"spawned {child_id}"},
                 now,
             )
-            row.status, row.outcome = ActionStatus.COMPLETED.value, Outcome.SUCCESS.value
+            row.status, row.outcome = _COMPLETED, Outcome.SUCCESS.value
             tx.put_action(row)
             signer = self.store.signer
             child = AgentState(
@@ -196,7 +202,7 @@ class Engine:
             assert rule is not None
             if rule.requires_approval:
                 tx.append(state, "approval_required", {"action_id": row.action_id}, now)
-                row.status = ActionStatus.PENDING_APPROVAL.value
+                row.status = _PENDING
                 state.actions_pending += 1
                 tx.put_action(row)
                 return Decision(decision="pending_approval", action_id=row.action_id)
@@ -271,7 +277,7 @@ class Engine:
             input_json=input_json,
             input_sha256=sha256_hex(input_json),
             cost=amount,
-            status=ActionStatus.REQUESTED.value,
+            status=_REQUESTED,
             requested_at=now,
             requested_seq=record.seq,
         )
@@ -312,9 +318,9 @@ class Engine:
         now: float,
     ) -> Decision:
         reason, severity = verdict
-        was_pending = row.status == ActionStatus.PENDING_APPROVAL.value
+        was_pending = row.status == _PENDING
         tx.append(state, "action_denied", {"action_id": row.action_id, "reason": reason}, now)
-        row.status, row.reason = ActionStatus.DENIED.value, reason
+        row.status, row.reason = _DENIED, reason
         state.actions_denied += 1
         if was_pending:
             state.actions_pending -= 1
@@ -338,9 +344,9 @@ class Engine:
         if note is not None:
             payload["note"] = note
         tx.append(state, "action_allowed", payload, now)
-        if row.status == ActionStatus.PENDING_APPROVAL.value:
+        if row.status == _PENDING:
             state.actions_pending -= 1
-        row.status, row.allowed_at, row.approved_by = ActionStatus.ALLOWED.value, now, approved_by
+        row.status, row.allowed_at, row.approved_by = _ALLOWED, now, approved_by
         tx.put_action(row)
         state.spent += amount
         state.actions_allowed += 1
@@ -401,7 +407,7 @@ class Engine:
                     now,
                 )
                 denial = {"code": DenyCode.REJECTED.value, "by": approver, "reason": reason}
-                row.status, row.reason = ActionStatus.DENIED.value, denial
+                row.status, row.reason = _DENIED, denial
                 tx.put_action(row)
                 state.actions_pending -= 1
                 state.actions_denied += 1
@@ -425,7 +431,7 @@ class Engine:
         row = tx.get_action(state.agent_id, number)
         if row is None:
             raise UnknownAction(f"unknown action {action_id!r}")
-        if row.status != ActionStatus.PENDING_APPROVAL.value:
+        if row.status != _PENDING:
             raise InvalidState(f"action {action_id} is {row.status}, not pending_approval")
         return row
 
@@ -465,7 +471,7 @@ class Engine:
             row = tx.get_action(agent_id, number)
             if row is None:
                 raise UnknownAction(f"unknown action {action_id!r}")
-            if row.status != ActionStatus.ALLOWED.value:
+            if row.status != _ALLOWED:
                 raise InvalidState(f"action {action_id} is {row.status}, not allowed")
             tx.append(
                 state,
@@ -473,7 +479,7 @@ class Engine:
                 {"action_id": action_id, "status": outcome.value, "detail": detail},
                 now,
             )
-            row.status, row.outcome = ActionStatus.COMPLETED.value, outcome.value
+            row.status, row.outcome = _COMPLETED, outcome.value
             tx.put_action(row)
             if outcome is Outcome.FAILURE:
                 self._scar(tx, state, Severity.MINOR, f"action failed: {detail}", action_id, now)
@@ -671,7 +677,7 @@ class Engine:
             row = tx.get_action(agent_id, number)
             if row is None:
                 raise UnknownAction(f"unknown action {action_id!r}")
-            if row.status not in (ActionStatus.ALLOWED.value, ActionStatus.COMPLETED.value):
+            if row.status not in (_ALLOWED, _COMPLETED):
                 raise InvalidState(f"action {action_id} is {row.status}, not allowed")
             if row.tool != tool:
                 raise ConsumeMismatch(f"action {action_id} is for tool {row.tool!r}, not {tool!r}")

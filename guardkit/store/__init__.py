@@ -22,7 +22,7 @@ __all__ = [
 
 
 def open_store(url: str | Store, *, signing_key: Any = None, durability: str = "full") -> Store:
-    """Open ``":memory:"``, a SQLite path, ``sqlite:///PATH`` or ``postgresql://...``."""
+    """Open ``":memory:"`` (in-process), a SQLite path, ``sqlite:///PATH`` or ``postgresql://``."""
     if isinstance(url, Store):
         return url
     signer = Signer(signing_key) if signing_key is not None else None
@@ -35,8 +35,13 @@ def open_store(url: str | Store, *, signing_key: Any = None, durability: str = "
             ) from exc
         store: Store = PostgresStore(url, signer=signer)
         return store
+    if url == ":memory:":
+        from guardkit.store.memory import MemoryStore
+
+        return MemoryStore(signer=signer)
     from guardkit.store.sqlite import SQLiteStore
 
-    # sqlite:///relative.db and sqlite:////absolute/path.db, as SQLAlchemy spells them.
+    # sqlite:///:memory: is SQLite's own in-memory database; sqlite:///relative.db and
+    # sqlite:////absolute/path.db are spelt as SQLAlchemy spells them.
     path = url.removeprefix("sqlite:///")
     return SQLiteStore(path, signer=signer, durability=durability)

@@ -54,6 +54,30 @@ class AgentState:
     def remaining(self) -> int:
         return self.policy.budget - self.spent
 
+    def copy(self) -> AgentState:
+        """An independent copy (``dataclasses.replace`` costs ten times as much)."""
+        return AgentState(
+            agent_id=self.agent_id,
+            policy=self.policy,
+            parent_id=self.parent_id,
+            public_key=self.public_key,
+            spent=self.spent,
+            scar_score=self.scar_score,
+            alive=self.alive,
+            termination_reason=self.termination_reason,
+            next_action=self.next_action,
+            head_seq=self.head_seq,
+            head_hash=self.head_hash,
+            actions_allowed=self.actions_allowed,
+            actions_denied=self.actions_denied,
+            actions_pending=self.actions_pending,
+            tool_counts=dict(self.tool_counts),
+            recent_allowed=list(self.recent_allowed),
+            scars=list(self.scars),
+            created_at=self.created_at,
+            dirty=self.dirty,
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class ActionRow:
@@ -78,6 +102,24 @@ class ActionRow:
     @property
     def action_id(self) -> str:
         return f"act-{self.number}"
+
+    def copy(self) -> ActionRow:
+        return ActionRow(
+            agent_id=self.agent_id,
+            number=self.number,
+            tool=self.tool,
+            input_json=self.input_json,
+            input_sha256=self.input_sha256,
+            cost=self.cost,
+            status=self.status,
+            requested_at=self.requested_at,
+            requested_seq=self.requested_seq,
+            outcome=self.outcome,
+            reason=self.reason,
+            allowed_at=self.allowed_at,
+            approved_by=self.approved_by,
+            stored=self.stored,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Lineage's action shape, plus guardkit's ``input_sha256``, ``reason``, ``approved_by``."""
@@ -118,6 +160,8 @@ class Transaction(abc.ABC):
         # Writes are buffered and flushed together at commit: one statement per table.
         self._records: list[tuple[str, Record]] = []
         self._actions: dict[tuple[str, int], ActionRow] = {}
+        # Every record of one operation shares its clock reading; format it once.
+        self._stamp: tuple[float, str] = (-1.0, "")
 
     # -- shared work ---------------------------------------------------------------------------
 
@@ -156,9 +200,11 @@ class Transaction(abc.ABC):
                 "signing key to append to it"
             )
         text = payload_json if payload_json is not None else canonical_json(payload)
+        if now != self._stamp[0]:
+            self._stamp = (now, format_timestamp(now))
         record = seal(
             seq=state.head_seq + 1,
-            timestamp=format_timestamp(now),
+            timestamp=self._stamp[1],
             actor=state.agent_id,
             kind=kind,
             payload_json=text,

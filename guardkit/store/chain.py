@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable
@@ -98,13 +99,19 @@ def format_timestamp(epoch: float) -> str:
     return f"{prefix}.{micros:06d}Z"
 
 
+@functools.lru_cache(maxsize=4096)
+def _json_str(text: str) -> str:
+    """JSON text of a record's actor or kind: a few distinct values, encoded once each."""
+    return _dumps_str(text)
+
+
 def record_hash(
     seq: int, timestamp: str, actor: str, kind: str, payload_json: str, prev_hash: str
 ) -> str:
     # The envelope's keys in sorted order, with the payload's canonical text spliced in, is
     # byte-for-byte canonical_json({...}) without encoding the payload a second time.
     envelope = (
-        f'{{"actor":{_dumps_str(actor)},"kind":{_dumps_str(kind)},"payload":{payload_json},'
+        f'{{"actor":{_json_str(actor)},"kind":{_json_str(kind)},"payload":{payload_json},'
         f'"prev_hash":"{prev_hash}","seq":{seq},"timestamp":"{timestamp}"}}'
     )
     return hashlib.sha256(_DOMAIN + envelope.encode("utf-8")).hexdigest()
