@@ -84,10 +84,11 @@ def _fold(path: str) -> str:
 
 
 def is_under(path: str, root: str) -> bool:
-    try:
-        return os.path.commonpath([_fold(root), _fold(path)]) == _fold(root)
-    except ValueError:  # different drives on Windows
-        return False
+    """Whether normalised absolute ``path`` is ``root`` or inside it, component-wise."""
+    path, root = _fold(path), _fold(root).rstrip(os.sep) or os.sep
+    if root == os.sep:
+        return path.startswith(os.sep)
+    return path == root or path.startswith(root + os.sep)
 
 
 def _joined(value: Any, rule: PathRule) -> str:
@@ -121,7 +122,8 @@ def _problem(value: Any, rule: PathRule) -> tuple[str | None, str | None]:
         resolved = resolve_path(value, rule)
     except (ValueError, OSError) as exc:
         return None, f"cannot resolve {value!r}: {exc}"
-    lexical = os.path.normpath(_joined(value, rule))
+    # POSIX normpath keeps a leading "//"; the kernel treats it as "/".
+    lexical = "/" + os.path.normpath(_joined(value, rule)).lstrip("/")
     roots = [os.path.realpath(root) for root in rule.allow]
     for pseudo in _PSEUDO_ROOTS:
         if (is_under(lexical, pseudo) or is_under(resolved, pseudo)) and not any(

@@ -131,8 +131,11 @@ _installed: list[bool] = []
 _install_lock = threading.Lock()
 
 
-def _hook(event: str, args: tuple[Any, ...]) -> None:
-    fence = _active.get()
+def _hook(
+    event: str, args: tuple[Any, ...], _get: Callable[[], Fence | None] = _active.get
+) -> None:
+    # Runs on every audited event in the process: outside a guarded call, one bound-method call.
+    fence = _get()
     if fence is None:
         return
     # Our own realpath/getaddrinfo raise audit events too: check them unfenced.

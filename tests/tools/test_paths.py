@@ -70,6 +70,7 @@ DENIED: list[tuple[str, Any]] = [
     ("proc self root", "/proc/self/root/etc/passwd"),
     ("proc self root back inside", "/proc/self/root{root}/a.txt"),
     ("proc self cwd", "/proc/self/cwd/allowed/a.txt"),
+    ("double-slash proc back inside", "//proc/self/root{root}/a.txt"),
     ("proc self fd", "/proc/self/fd/0"),
     ("dev fd", "/dev/fd/0"),
     ("dev stdin", "/dev/stdin"),
