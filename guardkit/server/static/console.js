@@ -71,7 +71,8 @@ async function showPending(agentId, queue) {
   const { pending } = await api("GET", agentPath(agentId) + "/actions/pending");
   for (const item of pending) {
     const action = item.action;
-    const box = el("div", undefined, { class: "item", "data-action": action.action_id });
+    const box = el("div", undefined,
+      { class: "item", "data-agent-id": agentId, "data-action": action.action_id });
     box.append(el("strong", agentId + " / " + action.action_id + ": " + action.tool));
     box.append(el("span", " cost " + action.cost + ", requested " + item.requested_at));
     box.append(el("pre", JSON.stringify(action.input, null, 2), { class: "input" }));
