@@ -9,16 +9,15 @@ then ``succeeded``/``failed`` (store the idempotent result, report the outcome).
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar, cast, overload
 
 import wrapt
 
 from guardkit._binding import CallShape, current_agent
+from guardkit.checks.kinds import kind_of, wrapper_for
 from guardkit.checks.local import CheckSet
-from guardkit.checks.steps import Call, Steps
+from guardkit.checks.steps import Steps
 from guardkit.idempotency import Idempotency
 from guardkit.protocols import AgentGuard
 
@@ -26,7 +25,6 @@ __all__ = ["tool", "tool_decorator"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
-Wrapper = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Any]
 
 
 @overload
@@ -130,7 +128,7 @@ def tool_decorator(
         func = target.__func__ if isinstance(target, (classmethod, staticmethod)) else target
         if not callable(func):
             raise TypeError(f"guardkit.tool decorates functions, got {target!r}")
-        kind = _kind(func)
+        kind = kind_of(func)
         if idempotency is not None and kind in ("generator", "async generator"):
             raise TypeError("an idempotent tool must return a value it can store, not a stream")
         shape = CallShape.of(func)
@@ -150,128 +148,6 @@ def tool_decorator(
             idempotency=idempotency,
             resolve_agent=current_agent,
         )
-        return cast("Callable[P, R]", wrapt.FunctionWrapper(target, _WRAPPERS[kind](steps)))
+        return cast("Callable[P, R]", wrapt.FunctionWrapper(target, wrapper_for(kind, steps)))
 
     return decorate
-
-
-def _kind(func: Callable[..., Any]) -> str:
-    if inspect.isasyncgenfunction(func):
-        return "async generator"
-    if inspect.iscoroutinefunction(func):
-        return "async"
-    if inspect.isgeneratorfunction(func):
-        return "generator"
-    return "sync"
-
-
-def _sync(steps: Steps) -> Wrapper:
-    def wrapper(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        call = steps.prepare(instance, args, kwargs)
-        replay = steps.claim(call)
-        if replay is not None:
-            return replay.value
-        if steps.request(call):
-            steps.wait(call)
-        return steps.run(call, wrapped, args, kwargs)
-
-    return wrapper
-
-
-def _async(steps: Steps) -> Wrapper:
-    async def wrapper(
-        wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
-        call = steps.prepare(instance, args, kwargs)
-        # Waiting (for a duplicate or a human) happens off the event loop.
-        replay = (
-            await asyncio.to_thread(steps.claim, call)
-            if steps.claim_may_wait
-            else steps.claim(call)
-        )
-        if replay is not None:
-            return replay.value
-        if steps.request(call):
-            await asyncio.to_thread(steps.wait, call)
-        try:
-            with steps.fenced(call):
-                result = await wrapped(*args, **kwargs)
-        except BaseException as exc:
-            steps.failed(call, exc)
-            raise
-        steps.succeeded(call, result)
-        return result
-
-    return wrapper
-
-
-def _generator(steps: Steps) -> Wrapper:
-    def wrapper(
-        wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Generator[Any, None, Any]:
-        call = steps.prepare(instance, args, kwargs)
-        if steps.request(call):
-            steps.wait(call)
-        return (yield from _stream(steps, call, wrapped(*args, **kwargs)))
-
-    return wrapper
-
-
-def _stream(steps: Steps, call: Call, inner: Iterator[Any]) -> Generator[Any, None, Any]:
-    # Step the body inside the fence, but yield outside it: between items the consumer runs.
-    try:
-        while True:
-            with steps.fenced(call):
-                try:
-                    item = next(inner)
-                except StopIteration as stop:
-                    result = stop.value
-                    break
-            yield item
-    except GeneratorExit:
-        with steps.fenced(call):
-            inner.close()  # type: ignore[attr-defined]
-        steps.succeeded(call, None, detail="closed by the consumer")
-        raise
-    except BaseException as exc:
-        steps.failed(call, exc)
-        raise
-    steps.succeeded(call, None)
-    return result
-
-
-def _async_generator(steps: Steps) -> Wrapper:
-    async def wrapper(
-        wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> AsyncIterator[Any]:
-        call = steps.prepare(instance, args, kwargs)
-        if steps.request(call):
-            await asyncio.to_thread(steps.wait, call)
-        inner = wrapped(*args, **kwargs)
-        try:
-            while True:
-                with steps.fenced(call):
-                    try:
-                        item = await inner.__anext__()
-                    except StopAsyncIteration:
-                        break
-                yield item
-        except GeneratorExit:
-            with steps.fenced(call):
-                await inner.aclose()
-            steps.succeeded(call, None, detail="closed by the consumer")
-            raise
-        except BaseException as exc:
-            steps.failed(call, exc)
-            raise
-        steps.succeeded(call, None)
-
-    return wrapper
-
-
-_WRAPPERS: dict[str, Callable[[Steps], Wrapper]] = {
-    "sync": _sync,
-    "async": _async,
-    "generator": _generator,
-    "async generator": _async_generator,
-}

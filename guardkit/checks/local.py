@@ -7,8 +7,6 @@ agent (a policy never changes) and only from a ``LocalAgent``, since an HTTP cli
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,12 +15,10 @@ from guardkit.checks._base import Denial, as_strings, rules_by_argument
 from guardkit.checks.egress import EgressRule, check_url
 from guardkit.checks.paths import PathRule, check_path
 from guardkit.checks.runtime import Fence, Runtime
-from guardkit.decisions import DenyCode
 from guardkit.errors import PolicyError
-from guardkit.provenance import ProvenanceRule, current_provenance
-from guardkit.store.base import Store
+from guardkit.provenance import ProvenanceRule
 
-__all__ = ["CheckSet", "PolicyChecks"]
+__all__ = ["CheckSet"]
 
 
 def _merge(
@@ -147,43 +143,6 @@ class CheckSet:
                         return denial
         return None
 
-    def label(self, arguments: Mapping[str, Any], record: dict[str, Any]) -> Denial | None:
-        """Label argument values by provenance; check ``require = "trusted"`` rules."""
-        provenance = current_provenance()
-        if provenance is None:
-            if self.provenance:
-                return _untrusted(
-                    next(iter(self.provenance)),
-                    None,
-                    [],
-                    "deny",
-                    "no Provenance is active, so no value can be trusted",
-                )
-            return None
-        labels = {
-            arg: provenance.labels(value)
-            for arg, value in arguments.items()
-            if isinstance(value, (str, int, float)) and not isinstance(value, bool)
-        }
-        record["provenance"] = labels
-        for argument, rules in self.provenance.items():
-            value = arguments.get(argument)
-            values = value if isinstance(value, list) else [value]
-            for item in values:
-                if item is None or provenance.trusted(item):
-                    continue
-                mode = "deny" if any(r.on_untrusted == "deny" for r in rules) else "approval"
-                if mode == "approval" and self.requires_approval:
-                    continue  # pending anyway: the approver sees the labels in the input
-                return _untrusted(
-                    argument,
-                    item,
-                    provenance.labels(item),
-                    mode,
-                    "it does not occur in any trusted source",
-                )
-        return None
-
     def fence(self, tool: str) -> Fence | None:
         """The runtime fence for one call, or None when the tool has no runtime enforcement."""
         if self.runtime is None:
@@ -213,56 +172,3 @@ def _runtime_from_policy(data: Mapping[str, Any], where: str) -> Runtime | None:
         write_roots=as_strings(data.get("write_roots", ()), f"{where}.write_roots"),
         subprocess=bool(data.get("subprocess", False)),
     )
-
-
-def _untrusted(argument: str, value: Any, labels: list[str], mode: str, why: str) -> Denial:
-    sources = [label for label in labels if "untrusted:" in label] or labels
-    where = f" (found in {', '.join(sources)})" if sources else ""
-    reason = {
-        "code": DenyCode.UNTRUSTED_PROVENANCE.value,
-        "argument": argument,
-        "sources": labels,
-        "message": f"{argument}={value!r}: {why}{where}",
-    }
-    if mode == "approval":
-        # The engine goes pending only for policies with requires_approval; without an engine
-        # hook a value that needs approval is denied, without a scar (the model was misled).
-        reason["needs"] = "approval"
-    return Denial(reason=reason, severity="minor" if mode == "deny" else None)
-
-
-class PolicyChecks:
-    """The policy's part of a tool's checks, read once per (store, agent): policies are fixed."""
-
-    def __init__(self, tool: str, own: CheckSet) -> None:
-        self._tool = tool
-        self._own = own
-        self._cache: weakref.WeakKeyDictionary[Store, dict[str, CheckSet]] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._lock = threading.Lock()
-
-    def for_agent(self, agent: Any) -> CheckSet:
-        """The decorator's checks merged with ``agent``'s policy section (a ``LocalAgent``'s)."""
-        store = getattr(getattr(agent, "guard", None), "store", None)
-        agent_id = getattr(agent, "agent_id", None)
-        if not isinstance(store, Store) or not isinstance(agent_id, str):
-            return self._own
-        with self._lock:
-            found = self._cache.get(store, {}).get(agent_id)
-        if found is not None:
-            return found
-        with store.transaction(write=False) as tx:
-            rule = tx.agent(agent_id).policy.rule_for(self._tool)
-        merged = (
-            self._own
-            if rule is None
-            else self._own.merged(
-                CheckSet.from_policy(
-                    self._tool, rule.checks, requires_approval=rule.requires_approval
-                )
-            )
-        )
-        with self._lock:
-            self._cache.setdefault(store, {})[agent_id] = merged
-        return merged

@@ -13,7 +13,9 @@ from typing import Any, NoReturn
 
 from guardkit._binding import CallShape, bind_call, jsonable
 from guardkit.checks._base import Denial
-from guardkit.checks.local import CheckSet, PolicyChecks
+from guardkit.checks.labels import label_arguments
+from guardkit.checks.local import CheckSet
+from guardkit.checks.policy import PolicyChecks
 from guardkit.checks.runtime import Fence, enforcing
 from guardkit.errors import ApprovalTimeout, GuardError, ToolDenied, describe_reason
 from guardkit.idempotency import Claim, Idempotency, Replay
@@ -76,7 +78,7 @@ class Steps:
         arguments = {key: jsonable(value) for key, value in raw.items()}
         checks = self._policy.for_agent(agent)
         record: dict[str, Any] = {}
-        denial = checks.run(raw, record) or checks.label(arguments, record)
+        denial = checks.run(raw, record) or label_arguments(checks, arguments, record)
         tool_input = {**arguments, "_guardkit": record} if record else dict(arguments)
         if denial is not None:
             self._deny(agent, tool_input, denial)

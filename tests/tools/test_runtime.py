@@ -126,7 +126,8 @@ def test_policy_runtime_section(make_agent):
     )
     checks = guardkit.tool(guard=agent)  # decoration alone installs nothing
     assert callable(checks)
-    from guardkit.checks.local import CheckSet, PolicyChecks
+    from guardkit.checks.local import CheckSet
+    from guardkit.checks.policy import PolicyChecks
 
     merged = PolicyChecks("t", CheckSet()).for_agent(agent)
     assert merged.runtime == Runtime(write_roots=("/tmp",), subprocess=True)
@@ -140,3 +141,8 @@ def test_runtime_misuse():
         Runtime(write_roots="/tmp")  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         Runtime(egress=["http://x"])  # type: ignore[list-item]
+
+
+def test_this_process_has_no_hook():
+    # Every enforcement test runs in a child: an audit hook added here could never be removed.
+    assert runtime._installed == []

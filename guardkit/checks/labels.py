@@ -1,0 +1,69 @@
+"""Provenance labels for a call's arguments, and the ``require = "trusted"`` rule check."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from guardkit.checks._base import Denial
+from guardkit.checks.local import CheckSet
+from guardkit.decisions import DenyCode
+from guardkit.provenance import current_provenance
+
+__all__ = ["label_arguments"]
+
+
+def label_arguments(
+    checks: CheckSet, arguments: Mapping[str, Any], record: dict[str, Any]
+) -> Denial | None:
+    """Label argument values by provenance; check ``require = "trusted"`` rules."""
+    provenance = current_provenance()
+    if provenance is None:
+        if checks.provenance:
+            return _untrusted(
+                next(iter(checks.provenance)),
+                None,
+                [],
+                "deny",
+                "no Provenance is active, so no value can be trusted",
+            )
+        return None
+    labels = {
+        arg: provenance.labels(value)
+        for arg, value in arguments.items()
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool)
+    }
+    record["provenance"] = labels
+    for argument, rules in checks.provenance.items():
+        value = arguments.get(argument)
+        values = value if isinstance(value, list) else [value]
+        for item in values:
+            if item is None or provenance.trusted(item):
+                continue
+            mode = "deny" if any(r.on_untrusted == "deny" for r in rules) else "approval"
+            if mode == "approval" and checks.requires_approval:
+                continue  # pending anyway: the approver sees the labels in the input
+            return _untrusted(
+                argument,
+                item,
+                provenance.labels(item),
+                mode,
+                "it does not occur in any trusted source",
+            )
+    return None
+
+
+def _untrusted(argument: str, value: Any, labels: list[str], mode: str, why: str) -> Denial:
+    sources = [label for label in labels if "untrusted:" in label] or labels
+    where = f" (found in {', '.join(sources)})" if sources else ""
+    reason = {
+        "code": DenyCode.UNTRUSTED_PROVENANCE.value,
+        "argument": argument,
+        "sources": labels,
+        "message": f"{argument}={value!r}: {why}{where}",
+    }
+    if mode == "approval":
+        # The engine goes pending only for policies with requires_approval; without an engine
+        # hook a value that needs approval is denied, without a scar (the model was misled).
+        reason["needs"] = "approval"
+    return Denial(reason=reason, severity="minor" if mode == "deny" else None)
