@@ -125,18 +125,18 @@ class Steps:
             return None
         deny_local = getattr(call.agent, "deny_local", None)
         if callable(deny_local):
-            # Recorded as a request answered without running or charging anything.
-            deny_local(
-                self.name,
-                call.input,
-                {
-                    "code": "idempotent_replay",
-                    "of": got.action_id,
-                    "key": key,
-                    "message": f"replayed the result of {got.action_id}",
-                },
-                None,
-            )
+            # Recorded as a request answered without running or charging anything; a guard
+            # that answers otherwise (a terminated agent) gets no result either.
+            replay = {
+                "code": "idempotent_replay",
+                "of": got.action_id,
+                "key": key,
+                "message": f"replayed the result of {got.action_id}",
+            }
+            decision = deny_local(self.name, call.input, replay, None)
+            reason = dict(decision.get("reason") or {})
+            if reason.get("code") != replay["code"]:
+                raise ToolDenied(decision.get("action_id"), reason)
         return got
 
     # -- request and wait -----------------------------------------------------------------------

@@ -44,6 +44,15 @@ def test_replay_returns_the_stored_result_without_running_or_charging(agent, led
     assert ledger(agent, "scar") == []
 
 
+def test_terminated_agent_gets_no_replay(agent, guard, calls):
+    pay = _pay(agent, calls)
+    pay("INV-1", 30)
+    guard.terminate(agent.agent_id, "incident", "ops")
+    with pytest.raises(guardkit.ToolDenied) as info:
+        pay("INV-1", 30)
+    assert info.value.reason["code"] == "terminated"
+
+
 def test_same_key_different_payload_conflicts(agent, calls):
     pay = _pay(agent, calls)
     pay("INV-1", 30)
