@@ -73,10 +73,43 @@ _ENABLED = False
 
 
 @dataclass(frozen=True, slots=True)
+class _Otel:
+    """The OTel names the spans use, looked up once when tracing is enabled."""
+
+    internal: Any
+    client: Any
+    error: Any
+    status: Any
+    info: Any
+    warn: Any
+    set_span_in_context: Any
+    attach: Any
+    detach: Any
+
+    @classmethod
+    def load(cls) -> _Otel:
+        from opentelemetry import context, trace
+        from opentelemetry._logs import SeverityNumber
+
+        return cls(
+            internal=trace.SpanKind.INTERNAL,
+            client=trace.SpanKind.CLIENT,
+            error=trace.StatusCode.ERROR,
+            status=trace.Status,
+            info=SeverityNumber.INFO,
+            warn=SeverityNumber.WARN,
+            set_span_in_context=trace.set_span_in_context,
+            attach=context.attach,
+            detach=context.detach,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class _State:
     tracer: Tracer
     logger: Logger | None
     capture_content: bool
+    otel: _Otel
 
 
 _STATE: _State | None = None
@@ -108,7 +141,7 @@ def enable(
     tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer("guardkit", __version__)
     logs = logger_provider or _logs.get_logger_provider()
     capture = _content_from_env() if capture_content is None else capture_content
-    _STATE = _State(tracer, logs.get_logger("guardkit", __version__), capture)
+    _STATE = _State(tracer, logs.get_logger("guardkit", __version__), capture, _Otel.load())
     _ENABLED = True
 
 
@@ -338,6 +371,11 @@ def _decision_attributes(decision: Mapping[str, Any]) -> dict[str, Any]:
     return attrs
 
 
+def _otel() -> _Otel:
+    assert _STATE is not None
+    return _STATE.otel
+
+
 class _Span:
     """A started OTel span made current for the ``with`` block; shared by every span kind."""
 
@@ -346,24 +384,19 @@ class _Span:
     _attrs: dict[str, Any]
 
     def _start(self) -> Span:
-        from opentelemetry import trace
-
         assert _STATE is not None
-        self._state = _STATE
+        self._state = state = _STATE
         self._failed = False
-        self.span = _STATE.tracer.start_span(self._name, kind=self._kind, attributes=self._attrs)
-        self._scope = trace.use_span(
-            self.span, end_on_exit=True, record_exception=False, set_status_on_exception=False
-        )
-        self._scope.__enter__()
+        self.span = state.tracer.start_span(self._name, kind=self._kind, attributes=self._attrs)
+        self._context = state.otel.set_span_in_context(self.span)
+        self._token = state.otel.attach(self._context)
         return self.span
 
     def _fail(self, kind: str, description: str) -> None:
-        from opentelemetry.trace import Status, StatusCode
-
+        otel = self._state.otel
         self._failed = True
         self.span.set_attribute(sc.ERROR_TYPE, kind)
-        self.span.set_status(Status(StatusCode.ERROR, description))
+        self.span.set_status(otel.status(otel.error, description))
 
     def error(self, exc: BaseException) -> None:
         """Mark the span failed with ``error.type`` for ``exc`` (a denial, a tool's exception)."""
@@ -377,21 +410,19 @@ class _Span:
     ) -> None:
         if exc is not None and not self._failed and isinstance(exc, Exception):
             self.error(exc)
-        self._scope.__exit__(exc_type, exc, tb)
+        self._state.otel.detach(self._token)
+        self.span.end()
 
     def _emit(self, attributes: dict[str, Any], denied: bool) -> None:
-        from opentelemetry import trace
-        from opentelemetry._logs import SeverityNumber
-
-        logger = self._state.logger
+        logger, otel = self._state.logger, self._state.otel
         if logger is None:
             return
         logger.emit(
             event_name=sc.EVENT_DECISION,
             attributes=attributes,
-            severity_number=SeverityNumber.WARN if denied else SeverityNumber.INFO,
+            severity_number=otel.warn if denied else otel.info,
             severity_text="WARN" if denied else "INFO",
-            context=trace.set_span_in_context(self.span),
+            context=self._context,
         )
 
 
@@ -407,12 +438,10 @@ class ToolSpan(_Span):
         conversation_id: str | None,
         arguments: Any,
     ) -> None:
-        from opentelemetry.trace import SpanKind
-
         outer_name, outer_conversation = _AGENT.get()
         self.tool = tool
         self._name = f"{sc.OP_EXECUTE_TOOL} {tool}"
-        self._kind = SpanKind.INTERNAL
+        self._kind = _otel().internal
         attrs: dict[str, Any] = {
             sc.GEN_AI_OPERATION_NAME: sc.OP_EXECUTE_TOOL,
             sc.GEN_AI_TOOL_NAME: tool,
@@ -430,7 +459,7 @@ class ToolSpan(_Span):
 
     def __enter__(self) -> ToolSpan:
         span = self._start()
-        if self._state.capture_content and self._arguments is not None:
+        if self._state.capture_content and self._arguments is not None and span.is_recording():
             span.set_attribute(sc.GEN_AI_TOOL_CALL_ARGUMENTS, _json(self._arguments))
         return self
 
@@ -467,7 +496,7 @@ class ToolSpan(_Span):
 
     def result(self, value: Any) -> None:
         """The tool's result; recorded only when content capture is on."""
-        if self._state.capture_content:
+        if self._state.capture_content and self.span.is_recording():
             self.span.set_attribute(sc.GEN_AI_TOOL_CALL_RESULT, _json(value))
 
     def approval_wait(self, action_id: str, timeout: float | None = None) -> ApprovalSpan:
@@ -479,10 +508,8 @@ class ApprovalSpan(_Span):
     """``guardkit.approval`` (INTERNAL): the wait for a human, so it is not charged to the tool."""
 
     def __init__(self, parent: ToolSpan, action_id: str, timeout: float | None) -> None:
-        from opentelemetry.trace import SpanKind
-
         self._name = sc.SPAN_APPROVAL
-        self._kind = SpanKind.INTERNAL
+        self._kind = _otel().internal
         self._attrs = {sc.ACTION_ID: action_id, sc.GEN_AI_TOOL_NAME: parent.tool}
         if timeout is not None:
             self._attrs[sc.APPROVAL_TIMEOUT] = float(timeout)
@@ -514,11 +541,9 @@ class AgentSpan(_Span):
         provider: str | None,
         conversation_id: str | None,
     ) -> None:
-        from opentelemetry.trace import SpanKind
-
         name = agent_name or agent_id
         self._name = f"{sc.OP_INVOKE_AGENT} {name}" if name else sc.OP_INVOKE_AGENT
-        self._kind = SpanKind.INTERNAL
+        self._kind = _otel().internal
         attrs: dict[str, Any] = {sc.GEN_AI_OPERATION_NAME: sc.OP_INVOKE_AGENT}
         optional = (
             (sc.GEN_AI_PROVIDER_NAME, provider),
@@ -532,7 +557,7 @@ class AgentSpan(_Span):
 
     def __enter__(self) -> AgentSpan:
         self._start()
-        self._token = _AGENT.set(self._outer)
+        self._agent_token = _AGENT.set(self._outer)
         return self
 
     def __exit__(
@@ -541,7 +566,7 @@ class AgentSpan(_Span):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        _AGENT.reset(self._token)
+        _AGENT.reset(self._agent_token)
         self._end(exc_type, exc, tb)
 
     def turn_denied(self, decision: Mapping[str, Any]) -> None:
@@ -564,10 +589,8 @@ class ChatSpan(_Span):
     """``chat {model}`` (CLIENT): one model turn, with its ``llm_turn`` decision."""
 
     def __init__(self, model: str | None, provider: str | None, agent_id: str | None) -> None:
-        from opentelemetry.trace import SpanKind
-
         self._name = f"{sc.OP_CHAT} {model}" if model else sc.OP_CHAT
-        self._kind = SpanKind.CLIENT
+        self._kind = _otel().client
         attrs: dict[str, Any] = {sc.GEN_AI_OPERATION_NAME: sc.OP_CHAT}
         optional = (
             (sc.GEN_AI_PROVIDER_NAME, provider),
@@ -607,10 +630,8 @@ class GuardCallSpan(_Span):
     """``guardkit.guard {method}`` (CLIENT): a round trip to a guard server."""
 
     def __init__(self, method: str, agent_id: str | None) -> None:
-        from opentelemetry.trace import SpanKind
-
         self._name = f"{sc.SPAN_GUARD_CALL} {method}"
-        self._kind = SpanKind.CLIENT
+        self._kind = _otel().client
         self._attrs = {sc.GUARD_METHOD: method}
         if agent_id is not None:
             self._attrs[sc.AGENT_ID] = agent_id

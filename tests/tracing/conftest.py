@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -58,6 +59,8 @@ def otel() -> Iterator[Otel]:
         tracer_provider=o.tracer_provider, logger_provider=o.logger_provider, capture_content=False
     )
     yield o
+    # every span the test opened was closed and its context detached
+    assert not trace.get_current_span().get_span_context().is_valid
     tracing.disable()
     o.tracer_provider.shutdown()
     o.logger_provider.shutdown()
@@ -140,3 +143,4 @@ def guarded_call(
 @pytest.fixture
 def call() -> Callable[..., Any]:
     return guarded_call
+
