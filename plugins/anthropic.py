@@ -34,8 +34,16 @@ from typing import Any
 from guardkit.protocols import ModelReply, ToolCall
 
 from ._adapter import CallChecks, require  # noqa: TID251 - a sibling, see _adapter
+from ._schema import tool_schema, tool_schemas  # noqa: TID251 - a sibling, see _adapter
 
-__all__ = ["FALLBACK_BETA", "AnthropicModel", "AsyncAnthropicModel"]
+__all__ = [
+    "FALLBACK_BETA",
+    "AnthropicModel",
+    "AsyncAnthropicModel",
+    # re-exported: schemas for the tools you pass as ``tool_schemas``
+    "tool_schema",
+    "tool_schemas",
+]
 
 #: The beta that enables the server-side refusal fallback (``fallbacks`` on the request).
 FALLBACK_BETA = "server-side-fallback-2026-07-01"

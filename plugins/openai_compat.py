@@ -30,8 +30,16 @@ from typing import Any
 from guardkit.protocols import ModelReply, ToolCall
 
 from ._adapter import CallChecks, require  # noqa: TID251 - a sibling, see _adapter
+from ._schema import tool_schema, tool_schemas  # noqa: TID251 - a sibling, see _adapter
 
-__all__ = ["AsyncOpenAIModel", "OpenAIModel", "function_tools"]
+__all__ = [
+    "AsyncOpenAIModel",
+    "OpenAIModel",
+    "function_tools",
+    # re-exported: schemas for the tools you pass as ``tool_schemas``
+    "tool_schema",
+    "tool_schemas",
+]
 
 _STOPS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
 
