@@ -7,13 +7,16 @@ one ``FixResult`` per file. ``RULES`` and ``TRANSFORMS`` list the rules and code
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .config import Config, find_pyproject, load_config  # noqa: TID251
 from .findings import FileResult, Finding  # noqa: TID251
-from .fixer import FixResult, fix_paths  # noqa: TID251
 from .rules import RULES  # noqa: TID251
 from .runner import discover, scan_paths  # noqa: TID251
-from .transforms import TRANSFORMS  # noqa: TID251
+
+if TYPE_CHECKING:
+    from .fixer import FixResult  # noqa: TID251
+    from .transforms import TRANSFORMS  # noqa: TID251
 
 __all__ = [
     "scan",
@@ -25,6 +28,19 @@ __all__ = [
     "RULES",
     "TRANSFORMS",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # libcst is imported only when fixing: scanning (and a warm re-scan) never pays for it.
+    if name == "TRANSFORMS":
+        from .transforms import TRANSFORMS  # noqa: TID251
+
+        return TRANSFORMS
+    if name == "FixResult":
+        from .fixer import FixResult  # noqa: TID251
+
+        return FixResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _config(paths: list[str], config: Config | None) -> Config:
@@ -47,6 +63,8 @@ def fix(
     paths: list[str] | str, *, write: bool = False, config: Config | None = None, jobs: int = 1
 ) -> list[FixResult]:
     """Apply the codemods; with ``write`` changed files are rewritten in place."""
+    from .fixer import fix_paths  # noqa: TID251
+
     targets = [paths] if isinstance(paths, str) else list(paths)
     resolved = _config(targets, config)
     return fix_paths(discover(targets, resolved.exclude), resolved, jobs=jobs, write=write)

@@ -81,9 +81,7 @@ def classify_calls(tree: Tree, values: Values, imports: ImportMap) -> CallIndex:
     """Find model calls, gates and guard requests, and decide which model calls are gated."""
     index = CallIndex(model=[], gates=[], guard_requests=[])
     found: list[tuple[ast.Call, str]] = []
-    for node in ast.walk(tree.module):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in tree.nodes(ast.Call):
         qualname = imports.resolve(dotted(node.func))
         method = _method_call(node, values)
         if qualname in _GATE_FUNCTIONS or (method and method[0] == "llm_turn"):

@@ -21,11 +21,11 @@ _TABLE_WORDS = ("tool", "function", "dispatch", "handler", "registry")
 _NAME_FIELDS = {"name", "tool_name", "function_name", "fn_name", "tool"}
 
 
-def _tables(module: ast.Module) -> dict[str, list[ast.Name]]:
+def _tables(assignments: list[ast.Assign]) -> dict[str, list[ast.Name]]:
     """``{"search": search, ...}`` literals bound to a name: table name -> its function names."""
     tables: dict[str, list[ast.Name]] = {}
-    for node in ast.walk(module):
-        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)):
+    for node in assignments:
+        if not isinstance(node.value, ast.Dict):
             continue
         keys, vals = node.value.keys, node.value.values
         if not vals or not all(
@@ -58,15 +58,12 @@ def _table_of(expr: ast.expr, tables: dict[str, list[ast.Name]]) -> str | None:
 def _table_sites(guards: Guards, tables: dict[str, list[ast.Name]]) -> dict[str, list[ast.Call]]:
     sites: dict[str, list[ast.Call]] = defaultdict(list)
     aliases: dict[tuple[ast.AST, str], str] = {}
-    module = guards.tree.module
-    for node in ast.walk(module):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            table = _table_of(node.value, tables)
-            if table and isinstance(node.targets[0], ast.Name):
-                aliases[(guards.tree.function_of(node), node.targets[0].id)] = table
-    for node in ast.walk(module):
-        if not isinstance(node, ast.Call):
-            continue
+    for assign in guards.tree.nodes(ast.Assign):
+        if len(assign.targets) == 1:
+            table = _table_of(assign.value, tables)
+            if table and isinstance(assign.targets[0], ast.Name):
+                aliases[(guards.tree.function_of(assign), assign.targets[0].id)] = table
+    for node in guards.tree.nodes(ast.Call):
         table = _table_of(node.func, tables)
         if table is None and isinstance(node.func, ast.Name):
             table = aliases.get((guards.tree.function_of(node), node.func.id))
@@ -86,14 +83,13 @@ def _branch_calls(guards: Guards) -> list[tuple[ast.Call, ast.Name]]:
     """The first call of a local or imported function in each ``if <tool name> == "x":`` branch."""
     found: list[tuple[ast.Call, ast.Name]] = []
     known = guards.values.functions.keys() | guards.imports.names.keys()
-    for node in ast.walk(guards.tree.module):
-        test = node.test if isinstance(node, ast.If) else None
+    for node in guards.tree.nodes(ast.If):
+        test = node.test
         if not (isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.Eq)):
             continue
         right = test.comparators[0]
         if not (_is_tool_name(test.left) and isinstance(right, ast.Constant)):
             continue
-        assert isinstance(node, ast.If)
         for stmt in node.body:
             call = next((c for c in ast.walk(stmt) if isinstance(c, ast.Call)), None)
             if call is not None and isinstance(call.func, ast.Name) and call.func.id in known:
@@ -104,8 +100,7 @@ def _branch_calls(guards: Guards) -> list[tuple[ast.Call, ast.Name]]:
 
 def find_dispatch(guards: Guards, agentic: bool) -> tuple[list[ToolSite], list[Dispatch]]:
     """Tools reached through tables and branches, and the dispatch sites that reach them."""
-    module = guards.tree.module
-    tables = _tables(module)
+    tables = _tables(guards.tree.nodes(ast.Assign))
     sites = _table_sites(guards, tables)
     routes: list[tuple[ast.Call, list[ast.Name], str]] = []
     for table, calls in sites.items():

@@ -33,15 +33,12 @@ class ModuleFacts:
     escapes: tuple[ast.AST, ...]
 
 
-def _agentic(module: ast.Module, has_model_calls: bool) -> bool:
-    if has_model_calls:
+def _agentic(tree: Tree, has_model_calls: bool) -> bool:
+    if has_model_calls or any(k.arg == "tools" for k in tree.nodes(ast.keyword)):
         return True
-    for node in ast.walk(module):
-        if isinstance(node, ast.keyword) and node.arg == "tools":
-            return True
-        if isinstance(node, ast.Constant) and node.value in _AGENT_WORDS:
-            return True
-    return False
+    return any(
+        isinstance(c.value, str) and c.value in _AGENT_WORDS for c in tree.nodes(ast.Constant)
+    )
 
 
 def _unbounded(
@@ -73,12 +70,12 @@ def analyze(module: ast.Module, catalog: Catalog = DEFAULT_CATALOG) -> ModuleFac
     from .values import Values  # noqa: TID251
 
     tree = Tree(module)
-    imports = ImportMap(module)
+    imports = ImportMap(tree.nodes(ast.Import, ast.ImportFrom))
     values = Values(tree, imports, catalog)
     calls = classify_calls(tree, values, imports)
     guards = Guards(tree, values, imports, calls)
     tools, dispatches = find_tools(guards)
-    more_tools, more_dispatches = find_dispatch(guards, _agentic(module, bool(calls.model)))
+    more_tools, more_dispatches = find_dispatch(guards, _agentic(tree, bool(calls.model)))
     escapes = {id(n): n for n in denial_escapes(tree, guards, calls)}
     return ModuleFacts(
         model_calls=tuple(calls.model),

@@ -25,11 +25,11 @@ class Guards:
         self.calls = calls
         self.aliases: set[str] = set()
         self.wrapped: set[str] = set()
-        for node in ast.walk(tree.module):
-            if isinstance(node, ast.Assign) and self.is_guard(node.value, node):
-                self.aliases.update(t.id for t in node.targets if isinstance(t, ast.Name))
-        for node in ast.walk(tree.module):
-            if isinstance(node, ast.Call) and self.is_guard(node.func, node):
+        for assign in tree.nodes(ast.Assign):
+            if self.is_guard(assign.value, assign):
+                self.aliases.update(t.id for t in assign.targets if isinstance(t, ast.Name))
+        for node in tree.nodes(ast.Call):
+            if self.is_guard(node.func, node):
                 self.wrapped.update(a.id for a in node.args if isinstance(a, ast.Name))
 
     def is_guard(self, expr: ast.expr, at: ast.AST) -> bool:

@@ -10,9 +10,9 @@ __all__ = ["ImportMap"]
 class ImportMap:
     """``import openai as oa`` makes ``oa.OpenAI`` resolve to ``openai.OpenAI``."""
 
-    def __init__(self, module: ast.Module) -> None:
+    def __init__(self, nodes: list[ast.Import | ast.ImportFrom]) -> None:
         self.names: dict[str, str] = {}
-        for node in ast.walk(module):
+        for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset)):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:

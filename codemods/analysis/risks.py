@@ -67,7 +67,7 @@ def _cost_expr(call: ast.Call) -> ast.expr | None:
 def model_supplied_costs(tree: Tree, guards: Guards, calls: CallIndex) -> Iterator[ast.expr]:
     """Cost arguments of guard calls that read the model's tool arguments."""
     sites = [*calls.guard_requests]
-    sites += [n for n in ast.walk(tree.module) if isinstance(n, ast.Call) and guards.is_guard(n, n)]
+    sites += [n for n in tree.nodes(ast.Call) if guards.is_guard(n, n)]
     for call in sites:
         cost = _cost_expr(call)
         if cost is None or isinstance(cost, ast.Lambda):

@@ -46,13 +46,15 @@ def find_tools(guards: Guards) -> tuple[list[ToolSite], list[Dispatch]]:
     tools: list[ToolSite] = []
     dispatches: list[Dispatch] = []
     registered = _registered_classes(guards)
-    for node in ast.walk(guards.tree.module):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list:
-            _decorated(guards, node, tools, dispatches)
-        elif isinstance(node, ast.Call):
-            tools.extend(_constructed(guards, node))
-        elif isinstance(node, ast.ClassDef):
-            tools.extend(_class_tools(guards, node, registered))
+    tree = guards.tree
+    functions: list[Def] = [*tree.nodes(ast.FunctionDef), *tree.nodes(ast.AsyncFunctionDef)]
+    for func in functions:
+        if func.decorator_list:
+            _decorated(guards, func, tools, dispatches)
+    for call in tree.nodes(ast.Call):
+        tools.extend(_constructed(guards, call))
+    for cls in tree.nodes(ast.ClassDef):
+        tools.extend(_class_tools(guards, cls, registered))
     return tools, dispatches
 
 
@@ -101,8 +103,8 @@ def _constructed(guards: Guards, call: ast.Call) -> Iterator[ToolSite]:
 
 def _registered_classes(guards: Guards) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(guards.tree.module):
-        if not (isinstance(node, ast.keyword) and node.arg == "tools"):
+    for node in guards.tree.nodes(ast.keyword):
+        if node.arg != "tools":
             continue
         if isinstance(node.value, (ast.List, ast.Tuple)):
             for elt in node.value.elts:

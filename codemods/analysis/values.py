@@ -41,10 +41,17 @@ class Values:
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         self.methods[node][item.name] = item
-        nodes = [n for n in ast.walk(tree.module) if isinstance(n, _BINDING_NODES)]
+        nodes = tree.nodes(*_BINDING_NODES)
         for _ in range(_ROUNDS):
+            before = self._size()
             for bound in nodes:
                 self._bind(bound)
+            if self._size() == before:
+                break  # a fixed point: another round would bind nothing new
+
+    def _size(self) -> tuple[int, int, int]:
+        scopes = sum(len(s) for s in self.scopes.values())
+        return scopes, sum(len(a) for a in self.attrs.values()), len(self.returns)
 
     # -- evaluation -------------------------------------------------------------------------
     def qualname_kind(self, qualname: str | None) -> str | None:
