@@ -1,0 +1,95 @@
+"""The decorator over a real guard server through ``AgentClient`` (loopback only)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("httpx")
+
+import guardkit
+from guardkit import Idempotency, PathRule, ToolDenied
+from guardkit.checks.steps import LOCAL_DENIAL_TOOL
+from guardkit.client import AdminClient, AgentClient
+from guardkit.server import ServerState, create_app
+from guardkit.server.runner import serve_in_thread
+from guardkit.store import open_store
+
+ADMIN = "tools-admin-" + "a" * 32
+BACKEND = "tools-backend-" + "b" * 32
+POLICY: dict[str, Any] = {"budget": 100, "scar_limit": 50, "tools": {"read": {"cost": 1}}}
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    path: Path = tmp_path_factory.mktemp("tools-http") / "guard.db"
+    state = ServerState.open(
+        open_store(f"sqlite:///{path}"), admin_token=ADMIN, backend_token=BACKEND
+    )
+    with serve_in_thread(create_app(state)) as base:
+        yield base
+
+
+@pytest.fixture
+def remote(url: str) -> Iterator[tuple[AgentClient, AdminClient, str]]:
+    agent_id = "t-" + uuid.uuid4().hex[:10]
+    with AdminClient(url, ADMIN) as admin:
+        token = admin.create_agent(agent_id, POLICY)["token"]
+        with AgentClient(url, agent_id, token) as client:
+            yield client, admin, agent_id
+
+
+def _requests(admin: AdminClient, agent_id: str) -> list[dict[str, Any]]:
+    return [r["payload"] for r in admin.log(agent_id)["records"] if r["kind"] == "action_requested"]
+
+
+def test_allowed_call_and_local_denial_over_http(remote, tmp_path, calls):
+    client, admin, agent_id = remote
+
+    @guardkit.tool(guard=client, paths={"path": PathRule(allow=[str(tmp_path)])})
+    def read(path: str) -> str:
+        calls(path)
+        return "ok"
+
+    assert read(str(tmp_path / "a.txt")) == "ok"
+    with pytest.raises(ToolDenied) as info:
+        read("/etc/passwd")
+    assert info.value.reason["code"] == "path_denied"
+    assert calls.count == 1
+    recorded = _requests(admin, agent_id)
+    assert [r["tool"] for r in recorded][:1] == ["read"]
+    denial_tool = LOCAL_DENIAL_TOOL if not hasattr(client, "deny_local") else "read"
+    assert recorded[-1]["tool"] == denial_tool
+
+
+def test_use_agent_with_an_http_client(remote, calls):
+    client, admin, agent_id = remote
+    with guardkit.use_agent(client):
+
+        @guardkit.tool()
+        def read() -> str:
+            calls()
+            return "ok"
+
+        assert read() == "ok"
+    assert _requests(admin, agent_id)[-1]["tool"] == "read"
+
+
+def test_idempotency_over_http_needs_and_uses_an_explicit_store(remote, tmp_path, calls):
+    client, _, _ = remote
+    store = open_store(str(tmp_path / "idem.db"))
+
+    @guardkit.tool(guard=client, idempotency=Idempotency(key=["n"], store=store))
+    def read(n: int) -> int:
+        calls(n)
+        return n
+
+    assert read(1) == read(1) == 1
+    assert calls.count == 1
+    assert client.status()["spent"] == 1
+    store.close()
