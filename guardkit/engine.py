@@ -631,7 +631,9 @@ class Engine:
             limit = _LOG_LIMIT_DEFAULT
         if not isinstance(limit, int) or not 1 <= limit <= _LOG_LIMIT_MAX:
             raise InvalidInput(f"limit must be 1-{_LOG_LIMIT_MAX}")
-        if after is not None and (not isinstance(after, int) or isinstance(after, bool)):
+        if after is not None and (
+            not isinstance(after, int) or isinstance(after, bool) or not -(2**63) <= after < 2**63
+        ):
             raise InvalidInput("after must be a sequence number")
         with self.store.transaction(write=False) as tx:
             state = self._agent(tx, agent_id, allow_quarantined=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from guardkit import Guard
-from guardkit.errors import AgentExists, NotFound
+from guardkit.errors import AgentExists, InvalidInput, NotFound
 from guardkit.store import IdemRecord, Store, open_store
 from guardkit.store.chain import Signer, verify_records
 from tests.server.pg import pg_schema_url
@@ -163,3 +163,12 @@ def test_threads_racing_on_one_budget_never_overspend(store_url: str) -> None:
     assert guards[0].verify("bot")["ok"] is True
     for guard in guards:
         guard.close()
+
+
+@pytest.mark.parametrize("after", [2**63, -(2**63) - 1, 10**30])
+def test_log_after_beyond_64_bits_is_invalid_input(store: Store, after: int) -> None:
+    guard = Guard(store)
+    guard.create_agent("bot", POLICY)
+    with pytest.raises(InvalidInput, match="after must be a sequence number"):
+        guard.log("bot", after=after)
+    assert guard.log("bot", after=2**63 - 1)["records"] == []
