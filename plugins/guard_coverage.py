@@ -211,19 +211,23 @@ class Recorder:
         self.violations: list[Violation] = []
         self.test = ""
         self.active = False
+        self._previous: tuple[Any, Any] = (None, None)
 
     # -- switching ---------------------------------------------------------------------------
 
     def install(self) -> None:
         if not self.active:
             self.active = True
+            self._previous = (sys.getprofile(), threading.getprofile())
             threading.setprofile(self._profile)
             sys.setprofile(self._profile)
 
     def uninstall(self) -> None:
+        """Remove the hook and put back whatever profile function was set before."""
         if self.active:
-            sys.setprofile(None)
-            threading.setprofile(None)
+            previous, previous_threads = self._previous
+            sys.setprofile(previous)
+            threading.setprofile(previous_threads)
             self.active = False
 
     def start_test(self, nodeid: str) -> None:

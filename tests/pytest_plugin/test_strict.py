@@ -124,3 +124,73 @@ def test_strict_precedence_marker_over_option_over_ini(pytester, run, option, in
         result.assert_outcomes(failed=1)
     else:
         result.assert_outcomes(passed=1)
+
+
+ASYNC_APP = """
+import asyncio
+import guardkit
+from agents import function_tool
+
+
+@function_tool
+@guardkit.tool()
+async def fetch(url: str) -> str:
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    return url
+
+
+@function_tool
+async def leak(url: str) -> str:
+    await asyncio.sleep(0)
+    return url
+"""
+
+ASYNC_TESTS = """
+import asyncio
+import app_async
+
+
+def test_guarded_coroutine_counts_once(guard_agent):
+    assert asyncio.run(app_async.fetch("u")) == "u"
+
+
+def test_ungated_coroutine(guard_agent):
+    assert asyncio.run(app_async.leak("u")) == "u"
+
+
+def test_tool_in_a_thread(guard_agent):
+    import threading
+    box = []
+    worker = threading.Thread(target=lambda: box.append(asyncio.run(app_async.leak("t"))))
+    worker.start()
+    worker.join()
+    assert box == ["t"]
+"""
+
+
+def test_async_tools_and_threads(pytester, run):
+    pytester.makepyfile(
+        agents="def function_tool(fn):\n    return fn\n",
+        app_async=ASYNC_APP,
+        test_async=ASYNC_TESTS,
+    )
+    result = run(pytester, "--guard-strict", "--guard-coverage", "-rf")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "FAILED test_async.py::test_ungated_coroutine - Failed: guard strict mode:",
+            "FAILED test_async.py::test_tool_in_a_thread - Failed: guard strict mode:",
+        ],
+        consecutive=False,
+    )
+    result.stdout.fnmatch_lines(["fetch *app_async.py:8 *yes *yes *no"])
+
+
+def test_the_hook_is_removed_after_the_session(pytester, run):
+    import sys
+
+    pytester.makepyfile(test_it="def test_it():\n    pass\n")
+    before = sys.getprofile()
+    run(pytester, "--guard-strict").assert_outcomes(passed=1)
+    assert sys.getprofile() is before
