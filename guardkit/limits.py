@@ -7,7 +7,7 @@ from typing import Any
 
 from guardkit.decisions import DenyCode, Severity
 from guardkit.errors import InvalidInput
-from guardkit.policy import Policy, RateLimit, ToolRule
+from guardkit.policy import MAX_INT, Policy, RateLimit, ToolRule
 
 __all__ = [
     "allowed_in_window",
@@ -38,6 +38,8 @@ def check_cost(cost: Any) -> int | None:
         cost = int(cost)
     if cost < 0:
         raise InvalidInput(f"cost must be >= 0, got {cost}")
+    if cost > MAX_INT:
+        raise InvalidInput(f"cost must be at most {MAX_INT}, got {cost}")
     return int(cost)
 
 

@@ -224,6 +224,10 @@ def _rule_narrowing(path: str, child: ToolRule, parent: ToolRule) -> list[tuple[
     return problems
 
 
+#: The largest budget, cost or count a store can hold (a signed 64-bit integer).
+MAX_INT = 2**63 - 1
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -258,6 +262,9 @@ def _nonneg_int(
     value = data[key]
     if not _is_int(value) or value < 0:
         problems.append((where, f"must be a whole number >= 0, got {value!r}"))
+        return default
+    if value > MAX_INT:
+        problems.append((where, f"must be at most {MAX_INT} (stores keep 64-bit integers)"))
         return default
     return int(value)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from guardkit import Guard
-from guardkit.errors import AgentExists, InvalidInput, NotFound
+from guardkit.errors import AgentExists, InvalidInput, NotFound, PolicyError
 from guardkit.store import IdemRecord, Store, open_store
 from guardkit.store.chain import Signer, verify_records
 from tests.server.pg import pg_schema_url
@@ -172,3 +172,17 @@ def test_log_after_beyond_64_bits_is_invalid_input(store: Store, after: int) -> 
     with pytest.raises(InvalidInput, match="after must be a sequence number"):
         guard.log("bot", after=after)
     assert guard.log("bot", after=2**63 - 1)["records"] == []
+
+
+@pytest.mark.parametrize("cost", [2**63, 2.0**64, 10**30])
+def test_costs_beyond_64_bits_are_invalid_input(store: Store, cost: float) -> None:
+    guard = Guard(store)
+    guard.create_agent("bot", {**POLICY, "budget": 2**63 - 1})
+    with pytest.raises(InvalidInput, match="cost must be at most"):
+        guard.agent("bot").request("buy", cost=cost)
+    assert guard.agent("bot").request("buy", cost=2**62)["remaining"] == 2**63 - 1 - 2**62
+
+
+def test_a_budget_beyond_64_bits_is_a_policy_error(store: Store) -> None:
+    with pytest.raises(PolicyError, match="budget: must be at most"):
+        Guard(store).create_agent("bot", {**POLICY, "budget": 2**63})
