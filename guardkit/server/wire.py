@@ -99,6 +99,10 @@ def validate(body: Any, fields: Mapping[str, Field], *, empty_ok: bool = False) 
             if spec.required:
                 raise InvalidInput(f"missing field {name!r}")
             continue
-        if not any(_CHECKS[kind](body[name]) for kind in spec.kinds):
+        value = body[name]
+        if not any(_CHECKS[kind](value) for kind in spec.kinds):
             raise InvalidInput(f"field {name!r} must be {' or '.join(spec.kinds)}")
+        if isinstance(value, str) and "\x00" in value:
+            # PostgreSQL text cannot hold NUL; refuse it on every store alike.
+            raise InvalidInput(f"field {name!r} must not contain NUL characters")
     return body

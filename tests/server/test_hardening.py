@@ -24,6 +24,7 @@ from tests.server.conftest import ADMIN, Server
         (b'{"tool": "read", "cost": 1.5}', "whole number"),
         (b'{"tool": "read", "cost": -1}', "cost must be >= 0"),
         (b'{"tool": ""}', "tool names"),
+    (b'{"tool": "a\\u0000b"}', "must not contain NUL"),
     ],
 )
 def test_bad_bodies_are_400_with_a_clear_message(
