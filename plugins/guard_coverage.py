@@ -59,6 +59,8 @@ class ToolEntry:
     guarded: bool
     #: ``co_firstlineno`` of its code (the first decorator's line), 0 when it has no ``def`` here.
     first_line: int = 0
+    #: Keys it is registered under in name->function tables (``{"search": do_search}``).
+    aliases: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -66,9 +68,9 @@ class ToolEntry:
 
     @property
     def names(self) -> frozenset[str]:
-        """Names a guard request for this tool may use: its own and, for methods, its class."""
+        """Names a guard request for this tool may use: its own, its class's, its table keys."""
         head, _, tail = self.name.rpartition(".")
-        return frozenset({self.name, tail, head} - {""})
+        return frozenset({self.name, tail, head, *self.aliases} - {""})
 
 
 # -- discovery -------------------------------------------------------------------------------
@@ -95,6 +97,18 @@ def _first_line(node: ast.AST) -> int:
     return 0
 
 
+def _table_keys(module: ast.Module) -> dict[str, tuple[str, ...]]:
+    """``{"search": do_search}`` literals: function name -> the string keys that name it."""
+    keys: dict[str, set[str]] = {}
+    for node in ast.walk(module):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                text = key.value if isinstance(key, ast.Constant) else None
+                if isinstance(text, str) and isinstance(value, ast.Name) and value.id != text:
+                    keys.setdefault(value.id, set()).add(text)
+    return {name: tuple(sorted(found)) for name, found in keys.items()}
+
+
 def discover(paths: Sequence[Path], root: Path) -> list[ToolEntry]:
     """Every tool under ``paths`` (test modules and conftests skipped), sorted by place."""
     from guardkit.codemods.analysis.facts import analyze  # type: ignore[import-not-found,unused-ignore]
@@ -112,6 +126,7 @@ def discover(paths: Sequence[Path], root: Path) -> list[ToolEntry]:
         except (SyntaxError, ValueError):
             continue
         shown = _shown(path, root)
+        aliases = _table_keys(module)
         for site in analyze(module, config.catalog).tools:
             entry = ToolEntry(
                 name=site.name,
@@ -120,6 +135,7 @@ def discover(paths: Sequence[Path], root: Path) -> list[ToolEntry]:
                 how=site.how,
                 guarded=site.gated,
                 first_line=_first_line(site.node),
+                aliases=aliases.get(site.name.rpartition(".")[2], ()),
             )
             found[f"{path.resolve()}\0{entry.key}"] = entry
     return sorted(found.values(), key=lambda e: (e.path, e.line, e.name))

@@ -95,6 +95,7 @@ def test_json_report(project, run, dynamic_test):
         "path": "app.py",
         "line": 18,
         "first_line": 17,
+        "aliases": [],
         "how": "decorator",
         "guarded": False,
         "called": True,

@@ -194,3 +194,51 @@ def test_the_hook_is_removed_after_the_session(pytester, run):
     before = sys.getprofile()
     run(pytester, "--guard-strict").assert_outcomes(passed=1)
     assert sys.getprofile() is before
+
+
+SEED_APP = """
+import json
+
+def do_search(query: str) -> str:
+    return "found " + query
+
+def do_wipe() -> str:
+    return "wiped"
+
+TOOLS = {"search": do_search, "wipe": do_wipe}
+SCHEMAS = [{"name": "search", "input_schema": {}}]
+
+
+def dispatch(agent, name, args):
+    decision = agent.request(name, args)
+    if decision["decision"] != "allowed":
+        return "Denied"
+    return TOOLS[name](**args)
+"""
+
+SEED_TESTS = """
+import seed
+
+
+def test_dispatch_under_the_table_key(guard_agent):
+    assert seed.dispatch(guard_agent, "search", {"query": "q"}) == "found q"
+
+
+def test_bypassing_the_dispatcher(guard_agent):
+    assert seed.TOOLS["wipe"]() == "wiped"
+"""
+
+
+def test_dispatch_tables_match_requests_by_their_keys(pytester, run):
+    pytester.makepyfile(seed=SEED_APP, test_seed=SEED_TESTS)
+    result = run(pytester, "--guard-strict", "--guard-coverage", "-rf")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "tool 'do_wipe' (seed.py:6) ran without going through the guard",
+            "do_search *seed.py:3 *yes *yes *no",
+            "do_wipe *seed.py:6 *yes *yes *no",
+            "FAILED test_seed.py::test_bypassing_the_dispatcher - Failed: guard strict mode:",
+        ],
+        consecutive=False,
+    )
