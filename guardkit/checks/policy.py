@@ -29,8 +29,8 @@ class PolicyChecks:
         agent_id = getattr(agent, "agent_id", None)
         if not isinstance(store, Store) or not isinstance(agent_id, str):
             return self._own
-        with self._lock:
-            found = self._cache.get(store, {}).get(agent_id)
+        # A read needs no lock: a racing first call only reads the policy twice.
+        found = self._cache.get(store, {}).get(agent_id)
         if found is not None:
             return found
         with store.transaction(write=False) as tx:

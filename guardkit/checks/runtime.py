@@ -24,8 +24,8 @@ import os
 import socket
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -159,15 +159,27 @@ def install(
             _installed.append(True)
 
 
-@contextmanager
-def enforcing(fence: Fence | None) -> Iterator[Fence | None]:
+class _Fenced:
+    """Sets the call's fence for the block (a class, not a generator: it runs on every call)."""
+
+    __slots__ = ("_fence", "_token")
+
+    def __init__(self, fence: Fence) -> None:
+        self._fence = fence
+
+    def __enter__(self) -> Fence | None:
+        if not _installed:
+            install()
+        self._token = _active.set(self._fence)
+        return self._fence
+
+    def __exit__(self, *exc: object) -> None:
+        _active.reset(self._token)
+
+
+_UNFENCED: AbstractContextManager[Fence | None] = nullcontext()
+
+
+def enforcing(fence: Fence | None) -> AbstractContextManager[Fence | None]:
     """Fence the block (installing the hook on first use); a None fence does nothing."""
-    if fence is None:
-        yield None
-        return
-    install()
-    token = _active.set(fence)
-    try:
-        yield fence
-    finally:
-        _active.reset(token)
+    return _UNFENCED if fence is None else _Fenced(fence)

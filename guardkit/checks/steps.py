@@ -6,8 +6,8 @@ Every step that refuses the call raises before the tool body runs; every refusal
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn
 
@@ -178,10 +178,8 @@ class Steps:
 
     # -- run and report -------------------------------------------------------------------------
 
-    @contextmanager
-    def fenced(self, call: Call) -> Iterator[None]:
-        with enforcing(call.fence):
-            yield
+    def fenced(self, call: Call) -> AbstractContextManager[Fence | None]:
+        return enforcing(call.fence)
 
     def run(
         self,
