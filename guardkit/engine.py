@@ -721,13 +721,17 @@ class Engine:
         except (ValueError, KeyError) as exc:
             return f"ledger of {agent_id!r} does not replay: {exc}"
         missing = folded.missing_termination()
-        with self.store.transaction(write=missing is not None) as tx:
-            state = tx.agent(agent_id)
-            if missing is not None and state.head_seq == folded.head_seq:
-                self._terminate(tx, state, missing, "guard (replay)", self.clock())
-                folded.alive, folded.termination_reason = False, missing
-                folded.head_seq = state.head_seq
-            mismatch = _compare(state, folded)
+        try:
+            with self.store.transaction(write=missing is not None) as tx:
+                state = tx.agent(agent_id)
+                if missing is not None and state.head_seq == folded.head_seq:
+                    self._terminate(tx, state, missing, "guard (replay)", self.clock())
+                    folded.alive, folded.termination_reason = False, missing
+                    folded.head_seq = state.head_seq
+                mismatch = _compare(state, folded)
+        except PolicyError as exc:
+            # One agent's unreadable policy quarantines that agent, not the whole guard.
+            return f"stored policy of {agent_id!r} does not load: {exc.message}"
         return (
             None
             if mismatch is None

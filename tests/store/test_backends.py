@@ -5,6 +5,7 @@ The PostgreSQL case needs ``GUARDKIT_TEST_PG``; see ``tests/server/pg.py``.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -186,3 +187,25 @@ def test_costs_beyond_64_bits_are_invalid_input(store: Store, cost: float) -> No
 def test_a_budget_beyond_64_bits_is_a_policy_error(store: Store) -> None:
     with pytest.raises(PolicyError, match="budget: must be at most"):
         Guard(store).create_agent("bot", {**POLICY, "budget": 2**63})
+
+
+def _execute(store_url: str, sql: str) -> None:
+    if store_url.startswith("sqlite:///"):
+        with sqlite3.connect(store_url.removeprefix("sqlite:///")) as conn:
+            conn.execute(sql)
+        return
+    import psycopg
+
+    with psycopg.connect(store_url, autocommit=True) as conn:
+        conn.execute(sql)  # type: ignore[arg-type]
+
+
+def test_an_unreadable_stored_policy_quarantines_only_its_agent(store_url: str) -> None:
+    with Guard(open_store(store_url, signing_key=KEY)) as guard:
+        guard.create_agent("bad", POLICY)
+        guard.create_agent("good", POLICY)
+    _execute(store_url, "UPDATE agents SET policy = '{\"budget\": -1}' WHERE agent_id = 'bad'")
+    with Guard(open_store(store_url, signing_key=KEY)) as guard:
+        assert "stored policy of 'bad' does not load" in guard.quarantined["bad"]
+        assert guard.agent("good").request("buy")["decision"] == "allowed"
+        assert [a["state"] for a in guard.agents()] == ["quarantined", "active"]
