@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -18,6 +19,7 @@ from guardkit.server.auth import TokenBook
 from guardkit.server.batching import GroupCommitter, SharedStore
 from guardkit.server.watch import DecisionWatch
 from guardkit.store.base import IdemRecord, Store
+from guardkit.store.sqlite import SQLiteStore
 
 __all__ = ["ServerLimits", "ServerState", "token_key"]
 
@@ -32,6 +34,9 @@ class ServerLimits:
     max_wait: float = 60.0
     #: Most operations committed in one group-commit transaction.
     max_batch: int = 64
+    #: Group-commit writer threads; None: 1 for SQLite (one writer at a time anyway), 4 for
+    #: PostgreSQL (row locks let different agents commit in parallel).
+    writers: int | None = None
 
 
 def token_key(store: Store) -> bytes:
@@ -50,11 +55,17 @@ class ServerState:
     store: SharedStore
     tokens: TokenBook
     limits: ServerLimits = field(default_factory=ServerLimits)
-    committer: GroupCommitter = field(init=False)
+    committers: list[GroupCommitter] = field(init=False)
     watch: DecisionWatch = field(init=False)
 
     def __post_init__(self) -> None:
-        self.committer = GroupCommitter(self.store, max_batch=self.limits.max_batch)
+        writers = self.limits.writers
+        if writers is None:
+            writers = 1 if isinstance(self.store.inner, SQLiteStore) else 4
+        self.committers = [
+            GroupCommitter(self.store, max_batch=self.limits.max_batch)
+            for _ in range(max(1, writers))
+        ]
         self.watch = DecisionWatch(self.guard.engine.decided)
 
     @classmethod
@@ -85,7 +96,9 @@ class ServerState:
 
     async def committed(self, fn: Callable[[], T], key: str) -> T:
         """Run a write through group commit; returns once its batch is durable."""
-        result: T = await asyncio.wrap_future(self.committer.submit(fn, key))
+        # One agent's operations always go to the same writer, so they stay in order.
+        committer = self.committers[zlib.crc32(key.encode()) % len(self.committers)]
+        result: T = await asyncio.wrap_future(committer.submit(fn, key))
         return result
 
     def idempotent_request(self, agent_id: str, key: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -122,5 +135,6 @@ class ServerState:
             return decision
 
     def close(self) -> None:
-        self.committer.close()
+        for committer in self.committers:
+            committer.close()
         self.guard.close()
