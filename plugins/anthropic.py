@@ -6,7 +6,7 @@ Example::
     from guardkit.loop import SYSTEM_PROMPT, run
     from guardkit.plugins.anthropic import AnthropicModel
 
-    model = AnthropicModel(anthropic.Anthropic(), "claude-sonnet-4-5", system=SYSTEM_PROMPT,
+    model = AnthropicModel(anthropic.Anthropic(), "claude-sonnet-5-5", system=SYSTEM_PROMPT,
                            cache=True, fallbacks="default")
     result = run(model, guard.agent("ops"), tools, messages, tool_schemas=schemas)
 
@@ -142,6 +142,10 @@ class AnthropicModel(_AnthropicBase):
         """Build the client from ``ANTHROPIC_API_KEY`` (and ``ANTHROPIC_BASE_URL``)."""
         sdk = require("anthropic", "anthropic")
         return cls(sdk.Anthropic(), model, **options)
+
+    def close(self) -> None:
+        """Close the SDK client (its connection pool)."""
+        self.client.close()
 
     def turn(self, messages: list[Any], tools: Sequence[dict[str, Any]] = ()) -> ModelReply:
         return self.reply(self.client.beta.messages.create(**self.params(messages, tools)))

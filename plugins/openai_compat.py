@@ -140,10 +140,25 @@ class OpenAIModel(_OpenAIBase):
     """A chat-completions model for ``guardkit.loop.run``; ``client`` is an ``openai.OpenAI``."""
 
     @classmethod
-    def from_env(cls, model: str, *, base_url: str | None = None, **options: Any) -> OpenAIModel:
-        """Build the client from ``OPENAI_API_KEY`` (pass ``base_url`` for other providers)."""
+    def from_env(
+        cls,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        **options: Any,
+    ) -> OpenAIModel:
+        """Build the client; ``api_key`` defaults to ``OPENAI_API_KEY`` (``base_url`` for others).
+
+        >>> OpenAIModel.from_env("deepseek-reasoner", base_url="https://api.deepseek.com",
+        ...                      api_key=os.environ["DEEPSEEK_API_KEY"])
+        """
         sdk = require("openai", "openai")
-        return cls(sdk.OpenAI(base_url=base_url), model, **options)
+        return cls(sdk.OpenAI(base_url=base_url, api_key=api_key), model, **options)
+
+    def close(self) -> None:
+        """Close the SDK client (its connection pool)."""
+        self.client.close()
 
     def turn(self, messages: list[Any], tools: Sequence[dict[str, Any]] = ()) -> ModelReply:
         return self.reply(self.client.chat.completions.create(**self.params(messages, tools)))

@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     model: Model
     if os.environ.get("ANTHROPIC_API_KEY") and not args.offline:
         model = AnthropicModel.from_env(
-            os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-5"),
+            os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-5-5"),
             system=SYSTEM_PROMPT,
             cache=True,
             fallbacks="default",
@@ -203,9 +203,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         model = scripted_operator()
         print("Running offline with a scripted model (set ANTHROPIC_API_KEY for Claude).")
-    with Guard() as guard:
-        decide = terminal_rules if args.human == "prompt" else None
-        print(report(run_ops(model, guard=guard, decide=decide)))
+    decide = terminal_rules if args.human == "prompt" else None
+    try:
+        with Guard() as guard:
+            print(report(run_ops(model, guard=guard, decide=decide)))
+    finally:
+        if isinstance(model, AnthropicModel):
+            model.close()
     return 0
 
 
