@@ -177,6 +177,13 @@ class AgentClient(_Http, AgentConveniences):
     def action(self, action_id: str) -> dict[str, Any]:
         return dict(self._call("GET", f"{self._path}/actions/{_seg(action_id)}"))
 
+    def deny_local(
+        self, tool: str, input: Any, reason: dict[str, Any], severity: str | None = "moderate"
+    ) -> dict[str, Any]:
+        """Record a denial a local check decided (``path_denied``...): it lands in the ledger."""
+        body = {"tool": tool, "input": input, "reason": reason, "severity": severity}
+        return dict(self._call("POST", self._path + "/denials", json=body))
+
     def spawn(self, child_id: str, policy: Any, budget: int) -> dict[str, Any]:
         """guardkit: create a sub-agent funded from this agent; ``{"agent", "token"}``."""
         return dict(

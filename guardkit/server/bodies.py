@@ -23,5 +23,11 @@ BODIES: dict[str, dict[str, Field]] = {
     "Reject": {"approver": _STR, "reason": _STR, "scar": _OPT_STR},
     "Scar": {"severity": _STR, "reason": _STR, "action_id": _OPT_STR},
     "Terminate": {"reason": _STR, "by": _STR},
+    "Denial": {
+        "tool": _STR,
+        "input": Field(("any",)),
+        "reason": Field(("object",), required=True),
+        "severity": _OPT_STR,
+    },
     "Consume": {"tool": _STR, "input": Field(("any",)), "cost": _COST, "by": _OPT_STR},
 }

@@ -161,6 +161,15 @@ _OPERATIONS: list[tuple[str, str, str, str, str | None, dict[str, Any], list[Any
             }
         ],
     ),
+    (
+        "post",
+        "/v1/agents/{agent_id}/denials",
+        "agent, admin",
+        "guardkit: record a denial a local check decided (path, egress...)",
+        "Denial",
+        _ref("Decision"),
+        [],
+    ),
     ("get", "/v1/agents/{agent_id}/actions/pending", "admin", "The approval queue", None, _OBJ, []),
     (
         "get",

@@ -1,6 +1,7 @@
 """Every route of Lineage's ``/v1`` API (LINEAGE.md §12) plus guardkit's extensions.
 
-Extensions: ``POST /v1/agents/{id}/spawn``, ``POST .../actions/{action_id}/consume`` (backend
+Extensions: ``POST /v1/agents/{id}/spawn``, ``POST /v1/agents/{id}/denials`` (a denial a local
+check decided, recorded like the engine's own), ``POST .../actions/{action_id}/consume`` (backend
 role), ``GET /v1/agents/{id}/export`` (JSON Lines), ``?wait=SECONDS`` on the action read, and an
 ``Idempotency-Key`` header on ``POST .../actions``.
 """
@@ -15,7 +16,7 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from guardkit.decisions import ActionStatus
+from guardkit.decisions import ActionStatus, Severity
 from guardkit.errors import InvalidInput
 from guardkit.server.auth import Access
 from guardkit.server.endpoint import Ctx, endpoint
@@ -81,6 +82,23 @@ async def request_action(ctx: Ctx) -> Any:
     return await state.committed(
         lambda: engine.request(agent_id, tool, value, cost).to_dict(), agent_id
     )
+
+
+async def denial(ctx: Ctx) -> Any:
+    body = await ctx.body("Denial")
+    engine, agent_id = ctx.state.guard.engine, ctx.agent_id
+    severity = body.get("severity")
+    try:
+        level = None if severity is None else Severity(severity)
+    except ValueError:
+        raise InvalidInput("severity must be minor, moderate, severe or fatal") from None
+
+    def run() -> dict[str, Any]:
+        return engine.deny(
+            agent_id, body["tool"], body.get("input"), body["reason"], level
+        ).to_dict()
+
+    return await ctx.state.committed(run, agent_id)
 
 
 async def pending(ctx: Ctx) -> Any:
@@ -196,6 +214,7 @@ def api_routes() -> list[BaseRoute]:
         ("GET", agent + "/token", ADMIN, agent_token),
         ("POST", agent + "/spawn", AGENT, spawn),
         ("POST", agent + "/actions", AGENT, request_action),
+        ("POST", agent + "/denials", AGENT, denial),
         ("GET", agent + "/actions/pending", ADMIN, pending),
         ("GET", action, READ_ACTION, read_action),
         ("POST", action + "/outcome", AGENT, outcome),

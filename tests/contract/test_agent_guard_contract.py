@@ -160,3 +160,14 @@ def test_operator_terminate_and_unknown_agent(guard_pair: Pair) -> None:
     with pytest.raises(NotFound) as missing:
         operator.status("nobody-here")
     assert (missing.value.status, missing.value.code) == (404, "not_found")
+
+
+def test_deny_local_lands_in_the_ledger(guard_pair: Pair) -> None:
+    agent, _ = guard_pair
+    reason = {"code": "path_denied", "path": "/etc/shadow"}
+    decision = agent.deny_local("read", {"path": "/etc/shadow"}, reason)
+    assert decision == {"decision": "denied", "action_id": "act-1", "reason": reason}
+    assert agent.action("act-1")["status"] == "denied"
+    assert agent.status()["scars"][0]["severity"] == "moderate"
+    assert agent.deny_local("read", {}, {"code": "egress_denied"}, None)["action_id"] == "act-2"
+    assert agent.status()["scar_score"] == 3

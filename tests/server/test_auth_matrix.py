@@ -21,6 +21,12 @@ ROUTES: list[tuple[str, str, Any, set[str]]] = [
         {"agent", "admin"},
     ),
     ("POST", "/v1/agents/{id}/actions", {"tool": "read", "input": {}}, {"agent", "admin"}),
+    (
+        "POST",
+        "/v1/agents/{id}/denials",
+        {"tool": "read", "reason": {"code": "path_denied"}},
+        {"agent", "admin"},
+    ),
     ("GET", "/v1/agents/{id}/actions/pending", None, {"admin"}),
     ("GET", "/v1/agents/{id}/actions/act-1", None, {"agent", "backend", "admin"}),
     ("POST", "/v1/agents/{id}/actions/act-1/outcome", {"status": "success"}, {"agent", "admin"}),

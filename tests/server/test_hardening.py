@@ -24,7 +24,7 @@ from tests.server.conftest import ADMIN, Server
         (b'{"tool": "read", "cost": 1.5}', "whole number"),
         (b'{"tool": "read", "cost": -1}', "cost must be >= 0"),
         (b'{"tool": ""}', "tool names"),
-    (b'{"tool": "a\\u0000b"}', "must not contain NUL"),
+        (b'{"tool": "a\\u0000b"}', "must not contain NUL"),
     ],
 )
 def test_bad_bodies_are_400_with_a_clear_message(
@@ -111,3 +111,13 @@ def test_validate_accepts_exactly_the_declared_fields() -> None:
     assert validate(None, {"b": Field(("integer",))}, empty_ok=True) == {}
     with pytest.raises(InvalidInput, match="field 'b' must be integer or null"):
         validate({"a": "x", "b": True}, fields)
+
+
+def test_a_denial_with_an_unknown_severity_is_400(server: Server, agent: tuple[str, str]) -> None:
+    agent_id, token = agent
+    with server.http(token) as http:
+        response = http.post(
+            f"/v1/agents/{agent_id}/denials",
+            json={"tool": "read", "reason": {"code": "x"}, "severity": "mild"},
+        )
+    assert (response.status_code, response.json()["code"]) == (400, "bad_request")
