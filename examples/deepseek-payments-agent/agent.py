@@ -172,8 +172,9 @@ def terminal_human(action: dict[str, Any], verdict: Verdict) -> bool:
 
 
 def approve_clean(action: dict[str, Any], verdict: Verdict) -> bool:
-    """The auto-rule used offline: approve what the reviewer only escalated for its size."""
-    return verdict.decision == "escalate" and verdict.reasons == ("large amount",)
+    """The auto-rule for runs without a person: a payment only reaches the human once the hard
+    rules passed; approve it unless the reviewer model rejected it or rated the risk above 50."""
+    return verdict.decision != "reject" and verdict.risk <= 50
 
 
 def report(outcome: Outcome) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -229,3 +230,9 @@ def test_async_model_runs_through_arun_with_async_tools(guard, fake_deepseek):
     result = asyncio.run(main())
     assert (result.outcome, result.text) == ("done", "INV-9 is 1200.")
     assert fake_deepseek.requests[1]["messages"][2]["content"] == "INV-9: 1200"
+
+
+def test_a_missing_sdk_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "openai", None)
+    with pytest.raises(ImportError, match=r"pip install 'guardkit\[openai\]'"):
+        OpenAIModel.from_env("deepseek-chat")
