@@ -61,7 +61,7 @@ def test_16_agents_x_500_decisions_lose_nothing(server: Server) -> None:
             assert verified["records"] == 2 + 2 * 500
 
 
-def _start(data_dir: Path) -> tuple[subprocess.Popen[str], str]:
+def _start(data_dir: Path, stderr: int = subprocess.DEVNULL) -> tuple[subprocess.Popen[str], str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GUARD_")}
     env["GUARD_ADMIN_TOKEN"] = TOKEN
     proc = subprocess.Popen(
@@ -77,7 +77,7 @@ def _start(data_dir: Path) -> tuple[subprocess.Popen[str], str]:
             "warning",
         ],
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr,
         text=True,
         env=env,
     )
@@ -120,6 +120,33 @@ def test_kill_9_mid_load_loses_no_acknowledged_decision(tmp_path: Path) -> None:
                 # Decided-but-unacknowledged requests may exist; acknowledged ones never vanish.
                 assert status["actions_allowed"] >= len(ids)
             assert sum(len(ids) for ids in received.values()) >= 200
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
+@pytest.mark.slow
+def test_sigterm_mid_load_finishes_in_flight_decisions(tmp_path: Path) -> None:
+    proc, url = _start(tmp_path, stderr=subprocess.PIPE)
+    with AdminClient(url, TOKEN) as admin:
+        tokens = {f"stop-{i}": admin.create_agent(f"stop-{i}", POLICY)["token"] for i in range(4)}
+    received: dict[str, list[str]] = {a: [] for a in tokens}
+    load = threading.Thread(target=_run_agents, args=(url, tokens, 100_000, received))
+    load.start()
+    while sum(len(ids) for ids in received.values()) < 100 and load.is_alive():
+        threading.Event().wait(0.01)
+    proc.send_signal(signal.SIGTERM)
+    load.join()  # every client ends with GuardUnavailable, none with a 5xx
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode in (0, -signal.SIGTERM)
+    assert "Traceback" not in err
+
+    proc, url = _start(tmp_path)
+    try:
+        with AdminClient(url, TOKEN) as admin:
+            for agent_id, ids in received.items():
+                assert admin.verify(agent_id)["ok"] is True
+                assert [admin.action(agent_id, a)["status"] for a in ids] == ["allowed"] * len(ids)
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
