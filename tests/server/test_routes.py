@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from pathlib import Path
 
-from tests.server.conftest import ADMIN, BACKEND, POLICY, Server
+from guardkit import Guard
+from tests.server.conftest import ADMIN, BACKEND, POLICY, Server, start_server
 
 STATUS_FIELDS = {
     "agent_id",
@@ -217,3 +220,31 @@ def test_spawn_charges_the_parent(server: Server, agent: tuple[str, str]) -> Non
     assert spawned.json()["token"].startswith(f"agt_{agent_id}-c.")
     assert (wider.status_code, wider.json()["code"]) == (400, "bad_request")
     assert parent["spent"] == 5
+
+
+def test_a_tampered_ledger_is_503_quarantined_and_listed(tmp_path: Path) -> None:
+    path = tmp_path / "guard.db"
+    with Guard(str(path)) as guard:
+        guard.create_agent("honest", POLICY)
+        guard.create_agent("tampered", POLICY)
+        guard.agent("tampered").request("read", {"amount": 1})
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "UPDATE records SET payload = replace(payload, '\"amount\":1', "
+            "'\"amount\":9') WHERE agent_id = 'tampered'"
+        )
+    for server in start_server(f"sqlite:///{path}"):
+        with server.http(ADMIN) as admin:
+            blocked = admin.get("/v1/agents/tampered")
+            listed = admin.get("/v1/agents").json()["agents"]
+            honest = admin.post("/v1/agents/honest/actions", json={"tool": "read"})
+            verified = admin.get("/v1/agents/tampered/verify").json()
+        assert (blocked.status_code, blocked.json()["code"]) == (503, "quarantined")
+        assert [(a["agent_id"], a["state"]) for a in listed] == [
+            ("honest", "active"),
+            ("tampered", "quarantined"),
+        ]
+        assert "failed verification" in listed[1]["error"]
+        assert honest.json()["decision"] == "allowed"
+        assert verified["ok"] is False
+        assert verified["failure"]["seq"] == 2
