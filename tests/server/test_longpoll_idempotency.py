@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import httpx
 import pytest
 
 from guardkit.client import AdminClient, AgentClient
@@ -113,3 +114,28 @@ def test_client_request_sends_a_key_only_when_it_may_retry(
     client.request("read")
     client.close()
     assert (sent[0] is not None) == bool(retries)
+
+
+def test_a_lost_response_is_retried_without_a_second_action(
+    server: Server, agent: tuple[str, str]
+) -> None:
+    agent_id, token = agent
+    client = AgentClient(server.url, agent_id, token)
+    real = client._client.request
+    calls: list[str] = []
+
+    def lose_first_response(*args: object, **kwargs: object) -> httpx.Response:
+        response = real(*args, **kwargs)  # type: ignore[arg-type]
+        calls.append(str(args[1]))
+        if len(calls) == 1:
+            raise httpx.ReadError("connection reset after the guard decided")
+        return response
+
+    client._client.request = lose_first_response  # type: ignore[method-assign]
+    decision = client.request("read", {"q": 1})
+    client.close()
+    assert decision == {"decision": "allowed", "action_id": "act-1", "cost": 1, "remaining": 99}
+    assert len(calls) == 2
+    with server.admin() as admin:
+        status = admin.status(agent_id)
+    assert (status["actions_allowed"], status["spent"], status["head"]["seq"]) == (1, 1, 3)
