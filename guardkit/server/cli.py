@@ -93,13 +93,14 @@ def serve(
     logging.basicConfig(level=log_level.upper(), format="%(message)s")
     try:
         app, where = _build(data_dir, store_url, signing_key, durability)
+        state = app.state.guardkit
     except (GuardError, ValueError, OSError) as exc:
         sock.close()
         raise click.ClickException(str(exc)) from None
     url = f"http://{host}:{sock.getsockname()[1]}"
     click.echo(f"guardkit guard server on {url} (store {where}; data dir {data_dir})")
     sys.stdout.flush()
-    run(app, sock, log_level=log_level)
+    run(app, sock, log_level=log_level, on_exit=state.watch.release)
 
 
 def _build(

@@ -126,7 +126,8 @@ async def read_action(ctx: Ctx) -> Any:
         event = state.watch.current()
         action = await state.blocking(guard.action, ctx.agent_id, ctx.action_id)
         left = deadline - time.monotonic()
-        if action["status"] != ActionStatus.PENDING_APPROVAL.value or left <= 0:
+        decided = action["status"] != ActionStatus.PENDING_APPROVAL.value
+        if decided or left <= 0 or state.watch.stopping:
             return action
         await state.watch.wait(event, left)
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import FrameType
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -42,7 +43,22 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _server(app: ASGIApp, log_level: str) -> uvicorn.Server:
+class _Server(uvicorn.Server):
+    """uvicorn's server, telling the app when shutdown begins (before it waits for requests)."""
+
+    def __init__(self, config: uvicorn.Config, on_exit: Callable[[], None] | None) -> None:
+        super().__init__(config)
+        self._on_exit = on_exit
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self._on_exit is not None:
+            self._on_exit()
+        super().handle_exit(sig, frame)
+
+
+def _server(
+    app: ASGIApp, log_level: str, on_exit: Callable[[], None] | None = None
+) -> uvicorn.Server:
     config = uvicorn.Config(
         app,
         log_level=log_level,
@@ -51,12 +67,21 @@ def _server(app: ASGIApp, log_level: str) -> uvicorn.Server:
         timeout_graceful_shutdown=30,
         server_header=False,
     )
-    return uvicorn.Server(config)
+    return _Server(config, on_exit)
 
 
-def serve(app: ASGIApp, sock: socket.socket, *, log_level: str = "info") -> None:
-    """Serve until SIGINT/SIGTERM, then finish in-flight requests and shut down."""
-    _server(app, log_level).run(sockets=[sock])
+def serve(
+    app: ASGIApp,
+    sock: socket.socket,
+    *,
+    log_level: str = "info",
+    on_exit: Callable[[], None] | None = None,
+) -> None:
+    """Serve until SIGINT/SIGTERM, then finish in-flight requests and shut down.
+
+    ``on_exit`` runs as soon as the signal arrives (the app's long-polls answer at once).
+    """
+    _server(app, log_level, on_exit).run(sockets=[sock])
 
 
 @contextmanager

@@ -21,6 +21,8 @@ class DecisionWatch:
         self._event: asyncio.Event | None = None
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
+        #: Set when the server begins to shut down: long-polls answer at once.
+        self.stopping = False
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -34,6 +36,12 @@ class DecisionWatch:
             self._condition.notify_all()
         if self._thread is not None:
             self._thread.join()
+
+    def release(self) -> None:
+        """Shutdown began: wake every long-poll so it answers now (safe from a signal handler)."""
+        self.stopping = True
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._pulse)
 
     def current(self) -> asyncio.Event:
         """The event the next decision sets; take it *before* looking at the state."""

@@ -8,13 +8,14 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from guardkit.client import AdminClient
+from guardkit.client import AdminClient, AgentClient
 from guardkit.server.cli import serve
 
 
@@ -127,3 +128,31 @@ def test_env_admin_token_and_bind(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
+
+
+def test_sigterm_answers_waiting_long_polls_instead_of_dropping_them(
+    running: tuple[subprocess.Popen[str], str, Path],
+) -> None:
+    proc, url, data_dir = running
+    token = (data_dir / "keys" / "admin.token").read_text().strip()
+    policy = {"budget": 5, "tools": {"pay": {"cost": 1, "requires_approval": True}}}
+    with AdminClient(url, token) as admin:
+        agent_token = admin.create_agent("waiter", policy)["token"]
+    answers: list[dict[str, object]] = []
+    with AgentClient(url, "waiter", agent_token) as agent:
+        agent.request("pay")
+        poll = threading.Thread(
+            target=lambda: answers.append(
+                agent._call(
+                    "GET", "/v1/agents/waiter/actions/act-1", params={"wait": 60}, timeout=120
+                )
+            )
+        )
+        poll.start()
+        with AdminClient(url, token) as admin:  # the poll is in; pending stays pending
+            assert admin.action("waiter", "act-1")["status"] == "pending_approval"
+        threading.Event().wait(0.3)
+        proc.send_signal(signal.SIGTERM)
+        poll.join()
+    assert answers[0]["status"] == "pending_approval"
+    proc.communicate(timeout=60)
