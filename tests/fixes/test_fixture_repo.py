@@ -76,3 +76,17 @@ def test_python_m_entry_point_in_a_subprocess(agent_repo: Path) -> None:
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert done.returncode == 1, done.stderr
     assert "GK101" in done.stdout
+
+
+def test_parallel_fix_matches_serial(agent_repo: Path, tmp_path: Path) -> None:
+    from guardkit.codemods import fix
+
+    source = (agent_repo / "agent" / "litellm_loop.py").read_text()
+    many = tmp_path / "many"
+    many.mkdir()
+    for n in range(70):
+        (many / f"m{n}.py").write_text(source)
+    serial = fix(str(many), jobs=1)
+    parallel = fix(str(many), jobs=2)
+    assert [r.after for r in parallel] == [r.after for r in serial]
+    assert all(r.changed and r.error is None for r in parallel)

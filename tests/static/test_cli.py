@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
+from guardkit.codemods import cli
 from guardkit.codemods.cli import scan
 
 
@@ -102,3 +106,24 @@ def test_inline_suppressions(project: Path) -> None:
     assert run("src") == (0, "Found 0 findings in 2 files.\n")
     agent.write_text(text.replace("while True:", "while True:  # guardkit: ignore[GK201]"))
     assert run("src")[0] == 1  # a different rule id does not silence GK101
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_only_on_a_terminal_for_long_scans(monkeypatch: pytest.MonkeyPatch) -> None:
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with cli._progress(10, True) as short:
+        assert short is None
+    with cli._progress(500, False) as disabled:
+        assert disabled is None
+    with cli._progress(500, True) as update:
+        assert update is not None
+        update(250, 500)
+    assert "scanning" in terminal.getvalue()
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    with cli._progress(500, True) as piped:
+        assert piped is None
