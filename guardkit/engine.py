@@ -28,6 +28,7 @@ from guardkit.errors import (
     InvalidState,
     LedgerTampered,
     PolicyError,
+    StoreError,
     UnknownAction,
     describe_reason,
 )
@@ -709,21 +710,35 @@ class Engine:
         return dict(self.quarantined)
 
     def _check_ledger(self, agent_id: str) -> str | None:
-        records = list(self.store.iter_records(agent_id))
-        _, failure = verify_records(records)
-        if failure is not None:
-            return (
-                f"ledger of {agent_id!r} failed verification at line {failure['line']}: "
-                f"{failure['reason']}"
-            )
+        # The ledger and the agent row are read in one transaction (another process may append
+        # between two reads); a problem seen without the writer lock is checked again under it,
+        # so neither a concurrent append nor a READ COMMITTED read quarantines a sound ledger.
+        problem = self._check_ledger_in(agent_id, write=False)
+        if problem is None:
+            return None
         try:
-            folded = replay(records)
-        except (ValueError, KeyError) as exc:
-            return f"ledger of {agent_id!r} does not replay: {exc}"
-        missing = folded.missing_termination()
+            return self._check_ledger_in(agent_id, write=True)
+        except StoreError as exc:  # a read-only file, or a signed ledger opened without its key
+            return f"{problem} (not repaired: {exc.message})"
+
+    def _check_ledger_in(self, agent_id: str, *, write: bool) -> str | None:
         try:
-            with self.store.transaction(write=missing is not None) as tx:
-                state = tx.agent(agent_id)
+            with self.store.transaction(write=write) as tx:
+                state = tx.agent(agent_id)  # first: in a write transaction it takes the lock
+                records = tx.records(agent_id)
+                _, failure = verify_records(records)
+                if failure is not None:
+                    return (
+                        f"ledger of {agent_id!r} failed verification at line {failure['line']}: "
+                        f"{failure['reason']}"
+                    )
+                try:
+                    folded = replay(records)
+                except (ValueError, KeyError) as exc:
+                    return f"ledger of {agent_id!r} does not replay: {exc}"
+                missing = folded.missing_termination()
+                if missing is not None and not write:
+                    return f"ledger of {agent_id!r} needs a termination record: {missing}"
                 if missing is not None and state.head_seq == folded.head_seq:
                     self._terminate(tx, state, missing, "guard (replay)", self.clock())
                     folded.alive, folded.termination_reason = False, missing
