@@ -436,3 +436,25 @@ def test_replay_of_an_exported_run_matches_the_status(db_path: str) -> None:
     )
     assert len(folded.pending) == status["actions_pending"] == 1
     assert folded.head_hash == status["head"]["hash"]
+
+
+def test_truncated_signed_ledger_opened_without_its_key_is_quarantined_not_fatal(
+    db_path, raw_db
+) -> None:
+    """The repair needs the key; without it that agent is quarantined and the others work."""
+    key = Signer.generate_hex()
+    with Guard(db_path, signing_key=key) as guard:
+        _spent_out(guard)
+    with Guard(db_path) as guard:
+        guard.create_agent("unsigned", POLICY)
+    with raw_db(db_path) as conn:
+        _truncate_termination(conn, "spent")
+    with Guard(db_path) as guard:
+        assert set(guard.quarantined) == {"spent"}
+        assert "termination record missing" in guard.quarantined["spent"]
+        assert "not repaired" in guard.quarantined["spent"]
+        assert guard.agent("unsigned").request("llm_turn", {})["decision"] == "allowed"
+    with Guard(db_path, signing_key=key) as guard:
+        assert guard.quarantined == {}
+        assert guard.status("spent")["alive"] is False
+        assert guard.log("spent")["records"][-1]["payload"]["by"] == "guard (replay)"
