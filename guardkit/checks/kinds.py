@@ -30,13 +30,14 @@ def kind_of(func: Callable[..., Any]) -> str:
 
 def _sync(steps: Steps) -> Wrapper:
     def wrapper(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        call = steps.prepare(instance, args, kwargs)
-        replay = steps.claim(call)
-        if replay is not None:
-            return replay.value
-        if steps.request(call):
-            steps.wait(call)
-        return steps.run(call, wrapped, args, kwargs)
+        with steps.span():
+            call = steps.prepare(instance, args, kwargs)
+            replay = steps.claim(call)
+            if replay is not None:
+                return replay.value
+            if steps.request(call):
+                steps.wait(call)
+            return steps.run(call, wrapped, args, kwargs)
 
     return wrapper
 
@@ -45,25 +46,26 @@ def _async(steps: Steps) -> Wrapper:
     async def wrapper(
         wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        call = steps.prepare(instance, args, kwargs)
-        # Waiting (for a duplicate or a human) happens off the event loop.
-        replay = (
-            await asyncio.to_thread(steps.claim, call)
-            if steps.claim_may_wait
-            else steps.claim(call)
-        )
-        if replay is not None:
-            return replay.value
-        if steps.request(call):
-            await asyncio.to_thread(steps.wait, call)
-        try:
-            with steps.fenced(call):
-                result = await wrapped(*args, **kwargs)
-        except BaseException as exc:
-            steps.failed(call, exc)
-            raise
-        steps.succeeded(call, result)
-        return result
+        with steps.span():
+            call = steps.prepare(instance, args, kwargs)
+            # Waiting (for a duplicate or a human) happens off the event loop.
+            replay = (
+                await asyncio.to_thread(steps.claim, call)
+                if steps.claim_may_wait
+                else steps.claim(call)
+            )
+            if replay is not None:
+                return replay.value
+            if steps.request(call):
+                await asyncio.to_thread(steps.wait, call)
+            try:
+                with steps.fenced(call):
+                    result = await wrapped(*args, **kwargs)
+            except BaseException as exc:
+                steps.failed(call, exc)
+                raise
+            steps.succeeded(call, result)
+            return result
 
     return wrapper
 
@@ -72,9 +74,11 @@ def _generator(steps: Steps) -> Wrapper:
     def wrapper(
         wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Generator[Any, None, Any]:
-        call = steps.prepare(instance, args, kwargs)
-        if steps.request(call):
-            steps.wait(call)
+        # For a stream the span covers the decision; the items are the consumer's business.
+        with steps.span():
+            call = steps.prepare(instance, args, kwargs)
+            if steps.request(call):
+                steps.wait(call)
         return (yield from _stream(steps, call, wrapped(*args, **kwargs)))
 
     return wrapper
@@ -107,9 +111,10 @@ def _async_generator(steps: Steps) -> Wrapper:
     async def wrapper(
         wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> AsyncIterator[Any]:
-        call = steps.prepare(instance, args, kwargs)
-        if steps.request(call):
-            await asyncio.to_thread(steps.wait, call)
+        with steps.span():
+            call = steps.prepare(instance, args, kwargs)
+            if steps.request(call):
+                await asyncio.to_thread(steps.wait, call)
         inner = wrapped(*args, **kwargs)
         try:
             while True:

@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn
 
+from guardkit import tracing
 from guardkit._binding import CallShape, bind_call, jsonable
 from guardkit.checks._base import Denial
 from guardkit.checks.labels import label_arguments
@@ -66,6 +67,10 @@ class Steps:
     def __post_init__(self) -> None:
         self._policy = PolicyChecks(self.name, self.checks)
 
+    def span(self) -> AbstractContextManager[Any]:
+        """The ``execute_tool`` span of one call (a shared no-op while tracing is off)."""
+        return tracing.tool_span(self.name, agent_id=getattr(self.guard, "agent_id", None))
+
     @property
     def claim_may_wait(self) -> bool:
         return self.idempotency is not None and self.idempotency.wait > 0
@@ -96,8 +101,10 @@ class Steps:
 
     def _deny(self, agent: AgentGuard, tool_input: dict[str, Any], denial: Denial) -> NoReturn:
         deny_local = getattr(agent, "deny_local", None)
+        check = _CHECKS.get(str(denial.reason.get("code")))
         if callable(deny_local):
             decision = deny_local(self.name, tool_input, denial.reason, denial.severity)
+            tracing.current_tool().decision(decision, check=check, agent_id=_agent_id(agent))
             raise ToolDenied(
                 decision.get("action_id"), dict(decision.get("reason") or denial.reason)
             )
@@ -107,6 +114,8 @@ class Steps:
         action_id = str(decision["action_id"])
         if decision["decision"] == "allowed":
             agent.report(action_id, "failure", describe_reason(denial.reason))
+        denied = {"decision": "denied", "action_id": action_id, "reason": denial.reason}
+        tracing.current_tool().decision(denied, check=check, agent_id=_agent_id(agent))
         raise ToolDenied(action_id, denial.reason)
 
     # -- claim: idempotency ---------------------------------------------------------------------
@@ -133,6 +142,7 @@ class Steps:
                 "key": key,
                 "message": f"replayed the result of {got.action_id}",
             }
+            tracing.current_tool().replay(got.action_id)
             decision = deny_local(self.name, call.input, replay, None)
             reason = dict(decision.get("reason") or {})
             if reason.get("code") != replay["code"]:
@@ -146,6 +156,7 @@ class Steps:
         try:
             decision = call.agent.request(self.name, call.input, call.cost)
             call.action_id = str(decision["action_id"])
+            tracing.current_tool().decision(decision, agent_id=_agent_id(call.agent))
             if decision["decision"] == "pending_approval":
                 if not self.wait_for_approval:
                     raise ToolDenied(call.action_id, {"code": "pending_approval"})
@@ -161,10 +172,13 @@ class Steps:
         """Wait for a human; a timeout is a denial with ``approval_timeout``."""
         assert call.action_id is not None
         try:
+            span = tracing.current_tool()
             try:
-                final = call.agent.wait_for_approval(
-                    call.action_id, self.approval_timeout, self.poll
-                )
+                with span.approval_wait(call.action_id, self.approval_timeout) as waiting:
+                    final = call.agent.wait_for_approval(
+                        call.action_id, self.approval_timeout, self.poll
+                    )
+                    waiting.status(final)
             except ApprovalTimeout:
                 raise ToolDenied(
                     call.action_id, {"code": "approval_timeout", "timeout": self.approval_timeout}
@@ -210,11 +224,12 @@ class Steps:
             call.claim.complete(text, call.action_id)
         blocked = call.fence.blocked if call.fence is not None else []
         if blocked:
-            self._report(
-                call, "failure", "PermissionError: blocked by guardkit: " + "; ".join(blocked)
-            )
+            why = "blocked by guardkit: " + "; ".join(blocked)
+            tracing.current_tool().fail("PermissionError", why)
+            self._report(call, "failure", f"PermissionError: {why}")
         else:
             self._report(call, "success", detail)
+            tracing.current_tool().result(result)
         provenance = current_provenance()
         if provenance is not None and result is not None:
             provenance.add_result(
@@ -250,3 +265,16 @@ def _store_of(agent: AgentGuard) -> Store:
             "HTTP): pass Idempotency(store=guardkit.store.open_store('idem.db'))"
         )
     return store
+
+
+#: The ``guardkit.check`` span attribute for each local denial code.
+_CHECKS = {
+    "path_denied": "paths",
+    "egress_denied": "egress",
+    "untrusted_provenance": "provenance",
+}
+
+
+def _agent_id(agent: AgentGuard) -> str | None:
+    agent_id = getattr(agent, "agent_id", None)
+    return agent_id if isinstance(agent_id, str) else None
