@@ -66,6 +66,7 @@ ERR_APPROVAL_TIMEOUT: Final = "guardkit.approval_timeout"
 ERR_IDEMPOTENCY_IN_PROGRESS: Final = "guardkit.idempotency_in_progress"
 ERR_IDEMPOTENCY_CONFLICT: Final = "guardkit.idempotency_conflict"
 ERR_GUARD_UNAVAILABLE: Final = "guardkit.guard_unavailable"
+ERR_INVALID_INPUT: Final = "guardkit.invalid_input"
 ERROR_TYPES: Final = frozenset(
     {
         ERR_DENIED,
@@ -73,5 +74,8 @@ ERROR_TYPES: Final = frozenset(
         ERR_IDEMPOTENCY_IN_PROGRESS,
         ERR_IDEMPOTENCY_CONFLICT,
         ERR_GUARD_UNAVAILABLE,
+        ERR_INVALID_INPUT,
     }
 )
+#: A tool's own failure reported back to the model (the MCP conventions' ``isError``).
+ERR_TOOL_ERROR: Final = "tool_error"

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "agent_span",
     "chat_span",
+    "current_tool",
     "disable",
     "enable",
     "enable_for_cli",
@@ -60,6 +61,8 @@ __all__ = [
     "guard_call_span",
     "is_enabled",
     "tool_span",
+    "traced_run",
+    "traced_tool_call",
 ]
 
 _OTEL_MISSING = (
@@ -113,6 +116,10 @@ class _State:
 
 
 _STATE: _State | None = None
+#: The ``execute_tool`` span of the guarded call running in this context, for the hooks.
+_TOOL: contextvars.ContextVar[ToolSpan | None] = contextvars.ContextVar(
+    "guardkit_tracing_tool", default=None
+)
 #: ``(agent name, conversation id)`` of the enclosing ``invoke_agent`` span, for tool spans.
 _AGENT: contextvars.ContextVar[tuple[str | None, str | None]] = contextvars.ContextVar(
     "guardkit_tracing_agent", default=(None, None)
@@ -248,13 +255,22 @@ class _NoopSpan:
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def decision(self, decision: Mapping[str, Any], *, check: str | None = None) -> None:
+    def decision(
+        self,
+        decision: Mapping[str, Any],
+        *,
+        check: str | None = None,
+        agent_id: str | None = None,
+    ) -> None:
         return None
 
     def error(self, exc: BaseException) -> None:
         return None
 
-    def replay(self) -> None:
+    def replay(self, action_id: str | None = None) -> None:
+        return None
+
+    def fail(self, kind: str, description: str) -> None:
         return None
 
     def result(self, value: Any) -> None:
@@ -317,6 +333,13 @@ def chat_span(
     if not _ENABLED:
         return _NOOP
     return ChatSpan(model, provider, agent_id)
+
+
+def current_tool() -> ToolSpan | _NoopSpan:
+    """The ``execute_tool`` span of the guarded call running now (the no-op when there is none)."""
+    if not _ENABLED:
+        return _NOOP
+    return _TOOL.get() or _NOOP
 
 
 def guard_call_span(method: str, *, agent_id: str | None = None) -> GuardCallSpan | _NoopSpan:
@@ -392,6 +415,11 @@ class _Span:
         self._token = state.otel.attach(self._context)
         return self.span
 
+    def fail(self, kind: str, description: str) -> None:
+        """Status ERROR with ``error.type = kind``, unless the span already failed."""
+        if not self._failed:
+            self._fail(kind, description)
+
     def _fail(self, kind: str, description: str) -> None:
         otel = self._state.otel
         self._failed = True
@@ -408,9 +436,9 @@ class _Span:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._state.otel.detach(self._token)
         if exc is not None and not self._failed and isinstance(exc, Exception):
             self.error(exc)
-        self._state.otel.detach(self._token)
         self.span.end()
 
     def _emit(self, attributes: dict[str, Any], denied: bool) -> None:
@@ -461,6 +489,7 @@ class ToolSpan(_Span):
         span = self._start()
         if self._state.capture_content and self._arguments is not None and span.is_recording():
             span.set_attribute(sc.GEN_AI_TOOL_CALL_ARGUMENTS, _json(self._arguments))
+        self._tool_token = _TOOL.set(self)
         return self
 
     def __exit__(
@@ -469,13 +498,24 @@ class ToolSpan(_Span):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        _TOOL.reset(self._tool_token)
         self._end(exc_type, exc, tb)
 
-    def decision(self, decision: Mapping[str, Any], *, check: str | None = None) -> None:
+    def decision(
+        self,
+        decision: Mapping[str, Any],
+        *,
+        check: str | None = None,
+        agent_id: str | None = None,
+    ) -> None:
         """Record the guard's answer (a Lineage decision dict); a denial fails the span.
 
-        ``check`` names the local check that decided (``path``, ``egress``, ``provenance``...).
+        ``check`` names the local check that decided (``paths``, ``egress``, ``provenance``);
+        ``agent_id`` fills ``guardkit.agent_id`` when the span was started without it.
         """
+        if agent_id is not None and sc.AGENT_ID not in self._attrs:
+            self._attrs[sc.AGENT_ID] = agent_id
+            self.span.set_attribute(sc.AGENT_ID, agent_id)
         attrs = _decision_attributes(decision)
         if check is not None:
             attrs[sc.CHECK] = check
@@ -490,9 +530,22 @@ class ToolSpan(_Span):
             event[sc.AGENT_ID] = self._attrs[sc.AGENT_ID]
         self._emit(event, denied)
 
-    def replay(self) -> None:
+    def replay(self, action_id: str | None = None) -> None:
         """The call was answered from the idempotency store: nothing ran, nothing was charged."""
         self.span.set_attribute(sc.IDEMPOTENT_REPLAY, True)
+        if action_id is not None:
+            self.span.set_attribute(sc.ACTION_ID, action_id)
+
+    def error(self, exc: BaseException) -> None:
+        """A denial raised rather than answered (a rejection, a timeout) records its decision."""
+        if isinstance(exc, ActionDenied) and not isinstance(exc, ApprovalTimeout):
+            reason = exc.reason if isinstance(exc.reason, Mapping) else {}
+            denial: dict[str, Any] = {"decision": "denied", "reason": reason}
+            if exc.action_id is not None:
+                denial["action_id"] = exc.action_id
+            self.decision(denial)
+            return
+        super().error(exc)
 
     def result(self, value: Any) -> None:
         """The tool's result; recorded only when content capture is on."""
@@ -508,6 +561,8 @@ class ApprovalSpan(_Span):
     """``guardkit.approval`` (INTERNAL): the wait for a human, so it is not charged to the tool."""
 
     def __init__(self, parent: ToolSpan, action_id: str, timeout: float | None) -> None:
+        self._parent = parent
+        self._action_id = action_id
         self._name = sc.SPAN_APPROVAL
         self._kind = _otel().internal
         self._attrs = {sc.ACTION_ID: action_id, sc.GEN_AI_TOOL_NAME: parent.tool}
@@ -527,8 +582,14 @@ class ApprovalSpan(_Span):
         self._end(exc_type, exc, tb)
 
     def status(self, status: str) -> None:
-        """The action's status once decided: ``allowed`` or ``denied``."""
+        """The action's status once decided: ``allowed`` or ``denied``.
+
+        An approval is also the tool span's final decision (a refusal arrives as the denial
+        the caller raises or records).
+        """
         self.span.set_attribute(sc.APPROVAL_STATUS, status)
+        if status == "allowed":
+            self._parent.decision({"decision": "allowed", "action_id": self._action_id})
 
 
 class AgentSpan(_Span):
@@ -648,5 +709,8 @@ class GuardCallSpan(_Span):
     ) -> None:
         self._end(exc_type, exc, tb)
 
+
+# The hooks guardkit.tools and guardkit.loop use; defined beside the spans they open.
+from guardkit._trace_hooks import traced_run, traced_tool_call  # noqa: E402
 
 enable_from_environment()
