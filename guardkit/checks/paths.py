@@ -11,6 +11,7 @@ against the denied globs. ``/proc``, ``/dev`` and ``/sys`` are refused unless a 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import sys
 import unicodedata
@@ -22,7 +23,7 @@ from guardkit.checks._base import Denial, as_strings
 from guardkit.decisions import DenyCode
 from guardkit.errors import PolicyError
 
-__all__ = ["PathRule", "check_path", "is_under", "resolve_path"]
+__all__ = ["PathRule", "check_path", "folds_at", "is_under", "resolve_path"]
 
 _PSEUDO_ROOTS = ("/proc", "/dev", "/sys")
 #: Filesystems that fold case (and, on macOS, Unicode normalisation) by default.
@@ -79,13 +80,33 @@ class PathRule:
         )
 
 
-def _fold(path: str) -> str:
-    return unicodedata.normalize("NFC", path).casefold() if _FOLDS else path
+@functools.lru_cache(maxsize=512)
+def folds_at(root: str) -> bool:
+    """Whether the filesystem under ``root`` folds case: by platform, or probed on the root.
+
+    A case-insensitive mount on Linux (vfat, an ext4 ``casefold`` directory, SMB) answers for
+    the root's name with its case swapped; that probe is made once per root.
+    """
+    if _FOLDS:
+        return True
+    head, tail = os.path.split(root.rstrip(os.sep))
+    swapped = tail.swapcase()
+    if not tail or swapped == tail:
+        return False
+    try:
+        return os.path.samefile(root, os.path.join(head, swapped))
+    except OSError:
+        return False
+
+
+def _fold(path: str, folds: bool = _FOLDS) -> str:
+    return unicodedata.normalize("NFC", path).casefold() if folds else path
 
 
 def is_under(path: str, root: str) -> bool:
     """Whether normalised absolute ``path`` is ``root`` or inside it, component-wise."""
-    path, root = _fold(path), _fold(root).rstrip(os.sep) or os.sep
+    folds = folds_at(root)
+    path, root = _fold(path, folds), _fold(root, folds).rstrip(os.sep) or os.sep
     if root == os.sep:
         return path.startswith(os.sep)
     return path == root or path.startswith(root + os.sep)

@@ -234,3 +234,18 @@ def test_rule_validation():
 
 def test_corpus_is_large_enough():
     assert len(DENIED) + len(MUST_EXIST_DENIED) >= 40
+
+
+def test_case_folding_is_probed_per_root(tmp_path, monkeypatch):
+    from guardkit.checks import paths
+
+    root = tmp_path / "Data"
+    root.mkdir()
+    paths.folds_at.cache_clear()
+    assert not paths.folds_at(str(root))  # this filesystem is case-sensitive
+    assert not paths.is_under(str(tmp_path / "DATA" / "x"), str(root))
+    paths.folds_at.cache_clear()
+    monkeypatch.setattr(paths.os.path, "samefile", lambda a, b: True)  # a folding mount
+    assert paths.folds_at(str(root))
+    assert paths.is_under(str(tmp_path / "DATA" / "x"), str(root))
+    paths.folds_at.cache_clear()
