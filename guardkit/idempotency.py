@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import time
+import typing
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,9 @@ from guardkit.errors import IdempotencyConflict, IdempotencyInProgress
 from guardkit.store.base import IdemRecord, Store
 
 __all__ = ["Claim", "IdemStatus", "Idempotency", "Replay"]
+
+
+_JSON_TYPES = (str, int, float, bool, type(None), dict, list, tuple)
 
 
 class IdemStatus(StrEnum):
@@ -65,6 +69,24 @@ class Idempotency:
             object.__setattr__(self, "key", tuple(self.key))
         if self.lease <= 0 or (self.ttl is not None and self.ttl <= 0) or self.wait < 0:
             raise ValueError("lease and ttl must be > 0, wait >= 0")
+
+    def check_target(self, func: Callable[..., Any]) -> None:
+        """Refuse, at decoration, a tool whose declared result can't be stored as JSON."""
+        if self.serialize is not None:
+            return
+        try:
+            declared = typing.get_type_hints(func).get("return")
+        except Exception:  # noqa: BLE001 - unresolvable hints are checked at the first call
+            return
+        if (
+            isinstance(declared, type)
+            and declared not in (Any, object)  # Any is a class on 3.11+
+            and not issubclass(declared, _JSON_TYPES)
+        ):
+            raise TypeError(
+                f"an idempotent tool must return JSON data, but {func.__name__} returns "
+                f"{declared.__name__}: pass Idempotency(serialize=..., deserialize=...)"
+            )
 
     def derive_key(self, tool: str, arguments: dict[str, Any]) -> str:
         """SHA-256 over the tool name and the chosen argument values (canonical JSON)."""

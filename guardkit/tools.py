@@ -132,6 +132,8 @@ def tool_decorator(
         if idempotency is not None and kind in ("generator", "async generator"):
             raise TypeError("an idempotent tool must return a value it can store, not a stream")
         shape = CallShape.of(func)
+        if idempotency is not None:
+            idempotency.check_target(func)
         if idempotency is not None and not callable(idempotency.key):
             unknown = set(idempotency.key) - set(shape.full.parameters)
             if unknown:

@@ -140,13 +140,29 @@ def test_expired_result_runs_again(agent, calls):
 
 def test_unstorable_result_is_a_clear_error_at_first_call(agent):
     @guardkit.tool(guard=agent, idempotency=Idempotency(key=["n"]))
-    def make(n: int) -> object:
+    def make(n: int) -> Any:
         return object()
 
     with pytest.raises(TypeError, match="can't be stored as JSON"):
         make(1)
     with pytest.raises(TypeError):  # not silently replayed as null
         make(1)
+
+
+class Receipt:
+    """A result type that is not JSON."""
+
+
+def test_declared_non_json_result_fails_at_decoration():
+    with pytest.raises(TypeError, match="returns Receipt"):
+
+        @guardkit.tool(idempotency=Idempotency(key=["n"]))
+        def make(n: int) -> Receipt:
+            return Receipt()
+
+    @guardkit.tool(idempotency=Idempotency(key=["n"], serialize=vars, deserialize=dict))
+    def make_ok(n: int) -> Receipt:
+        return Receipt()
 
 
 def test_serializers_round_trip(agent, calls):
