@@ -10,7 +10,11 @@ from typing import Any
 import guardkit.codemods.analysis.facts  # noqa: F401
 import pytest
 
-pytest_plugins = ["pytester"]
+
+def pytest_configure(config: pytest.Config) -> None:
+    # ``pytest_plugins`` is only allowed in the rootdir's conftest; load pytester from here.
+    config.pluginmanager.import_plugin("pytester")
+
 
 AGENTS_STUB = """
 def function_tool(fn):
