@@ -52,31 +52,41 @@ class AccessLog:
             return
         started = time.perf_counter()
         status = 500
+        logged = False
 
         async def send_wrapper(message: Message) -> None:
-            nonlocal status
+            nonlocal status, logged
             if message["type"] == "http.response.start":
                 status = message["status"]
                 message.setdefault("headers", [])
                 message["headers"] = [*message["headers"], *_SECURITY_HEADERS]
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                # Logged before the last byte leaves, so the line exists once a client has it.
+                logged = True
+                _log(scope, status, started)
             await send(message)
 
         try:
             await self.app(scope, receive, send_wrapper)
         finally:
-            if access_log.isEnabledFor(logging.INFO):
-                access_log.info(
-                    json.dumps(
-                        {
-                            "method": scope["method"],
-                            "path": scope["path"],
-                            "status": status,
-                            "role": scope.get("guardkit.role", "none"),
-                            "ms": round((time.perf_counter() - started) * 1000, 3),
-                            "client": (scope.get("client") or ("", 0))[0],
-                        }
-                    )
-                )
+            if not logged:
+                _log(scope, status, started)
+
+
+def _log(scope: Scope, status: int, started: float) -> None:
+    if access_log.isEnabledFor(logging.INFO):
+        access_log.info(
+            json.dumps(
+                {
+                    "method": scope["method"],
+                    "path": scope["path"],
+                    "status": status,
+                    "role": scope.get("guardkit.role", "none"),
+                    "ms": round((time.perf_counter() - started) * 1000, 3),
+                    "client": (scope.get("client") or ("", 0))[0],
+                }
+            )
+        )
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
