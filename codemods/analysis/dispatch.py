@@ -108,13 +108,24 @@ def find_dispatch(guards: Guards, agentic: bool) -> tuple[list[ToolSite], list[D
             routes += [(call, tables[table], table) for call in calls]
     if agentic:
         routes += [(call, [name], name.id) for call, name in _branch_calls(guards)]
-    return _resolve(guards, routes)
+    exposed = [
+        name
+        for table, names in tables.items()
+        if table not in sites
+        and ("tool" in table.lower() or (agentic and "function" in table.lower()))
+        for name in names
+    ]
+    return _resolve(guards, routes, exposed)
 
 
 def _resolve(
-    guards: Guards, routes: list[tuple[ast.Call, list[ast.Name], str]]
+    guards: Guards, routes: list[tuple[ast.Call, list[ast.Name], str]], exposed: list[ast.Name]
 ) -> tuple[list[ToolSite], list[Dispatch]]:
+    """Tools are gated when wrapped, or when reached only through guarded dispatch sites; a
+    table handed elsewhere (``exposed``, no dispatch site here) needs its functions wrapped."""
     reached: dict[str, list[bool]] = defaultdict(list)
+    for name in exposed:
+        reached[name.id].append(False)
     dispatches: list[Dispatch] = []
     for call, names, symbol in routes:
         guarded = guards.request_before(call)

@@ -215,6 +215,16 @@ class UnguardedTool(Rule):
             column=4,
             note="a class registered in tools=[...]",
         ),
+        Invalid(
+            code="""
+            def get_time(zone: str) -> str:
+                return zone
+            TOOL_FUNCTIONS = {"get_time": get_time}
+            """,
+            line=1,
+            column=0,
+            note="a tool table handed to a loop elsewhere",
+        ),
     )
 
     @classmethod

@@ -84,7 +84,7 @@ def test_parallel_fix_matches_serial(agent_repo: Path, tmp_path: Path) -> None:
     source = (agent_repo / "agent" / "litellm_loop.py").read_text()
     many = tmp_path / "many"
     many.mkdir()
-    for n in range(70):
+    for n in range(10):
         (many / f"m{n}.py").write_text(source)
     serial = fix(str(many), jobs=1)
     parallel = fix(str(many), jobs=2)
