@@ -132,6 +132,11 @@ def tool_decorator(
         if idempotency is not None and kind in ("generator", "async generator"):
             raise TypeError("an idempotent tool must return a value it can store, not a stream")
         shape = CallShape.of(func)
+        unchecked = checks.unknown_arguments(shape.full.parameters)
+        if unchecked:
+            raise ValueError(
+                f"check rules name arguments {func.__name__} doesn't take: {unchecked}"
+            )
         if idempotency is not None:
             idempotency.check_target(func)
         if idempotency is not None and not callable(idempotency.key):

@@ -7,6 +7,7 @@ agent (a policy never changes) and only from a ``LocalAgent``, since an HTTP cli
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -122,6 +123,13 @@ class CheckSet:
             output_trusted=trusted,
             requires_approval=self.requires_approval or other.requires_approval,
         )
+
+    def unknown_arguments(self, parameters: Mapping[str, inspect.Parameter]) -> list[str]:
+        """Argument names a rule names but the tool doesn't take (a rule that could never run)."""
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+            return []
+        named = {*self.paths, *self.egress, *self.provenance}
+        return sorted(named - set(parameters))
 
     def run(self, arguments: Mapping[str, Any], record: dict[str, Any]) -> Denial | None:
         """Path then egress checks; fills ``record["paths"]``/``["egress"]`` for the ledger."""

@@ -65,7 +65,7 @@ class Steps:
     _policy: PolicyChecks = field(init=False)
 
     def __post_init__(self) -> None:
-        self._policy = PolicyChecks(self.name, self.checks)
+        self._policy = PolicyChecks(self.name, self.checks, self.shape.full.parameters)
 
     def span(self) -> AbstractContextManager[Any]:
         """The ``execute_tool`` span of one call (a shared no-op while tracing is off)."""

@@ -281,6 +281,29 @@ def test_misuse_fails_at_decoration(bad):
         guardkit.tool(**bad)
 
 
+def test_rules_for_arguments_the_tool_does_not_take_fail_at_decoration(tmp_path):
+    with pytest.raises(ValueError, match="doesn't take"):
+
+        @guardkit.tool(paths={"pth": guardkit.PathRule(allow=[str(tmp_path)])})
+        def read(path: str) -> str:
+            return path
+
+    @guardkit.tool(paths={"pth": guardkit.PathRule(allow=[str(tmp_path)])})
+    def read_any(**kwargs: Any) -> str:
+        return "ok"
+
+
+def test_policy_rules_for_unknown_arguments_raise_policy_error(make_agent):
+    agent = make_agent(tools={"read": {"cost": 0, "paths": {"pth": {"allow": ["/tmp"]}}}})
+
+    @guardkit.tool(guard=agent)
+    def read(path: str) -> str:
+        return path
+
+    with pytest.raises(guardkit.PolicyError, match="doesn't take"):
+        read("/tmp/x")
+
+
 def test_decorating_a_non_callable_fails():
     with pytest.raises(TypeError):
         guardkit.tool()(42)  # type: ignore[arg-type]
