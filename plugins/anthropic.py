@@ -48,6 +48,8 @@ __all__ = [
 #: The beta that enables the server-side refusal fallback (``fallbacks`` on the request).
 FALLBACK_BETA = "server-side-fallback-2026-07-01"
 _CACHE = {"type": "ephemeral"}
+#: Stops after which a ``tool_use`` block may be cut short or was never meant to run.
+_NO_CALLS = frozenset({"max_tokens", "refusal", "model_context_window_exceeded"})
 
 
 class _AnthropicBase(CallChecks):
@@ -109,7 +111,7 @@ class _AnthropicBase(CallChecks):
         calls = [
             ToolCall(id=block.id, name=block.name, args=_as_args(self, block))
             for block in blocks
-            if block.type == "tool_use"
+            if block.type == "tool_use" and stop not in _NO_CALLS
         ]
         text = "".join(block.text for block in blocks if block.type == "text")
         if stop == "refusal":
@@ -118,7 +120,7 @@ class _AnthropicBase(CallChecks):
             text = text or explanation or "The model declined to continue."
         return ModelReply(
             text=text,
-            tool_calls=calls if stop not in ("max_tokens", "refusal") else (),
+            tool_calls=calls,
             usage=_tokens(response.usage),
             message=blocks,
             stop_reason=stop,

@@ -94,7 +94,8 @@ class _OpenAIBase(CallChecks):
         finish = "refusal" if refusal or choice.finish_reason == "content_filter" else None
         stop = finish or _STOPS.get(choice.finish_reason, choice.finish_reason)
         raw = list(message.tool_calls or [])
-        calls = [self._parse(call) for call in raw] if stop == "tool_use" or raw else []
+        # After ``length`` the last call's arguments may be cut short: run none of them.
+        calls = [self._parse(call) for call in raw] if stop not in ("max_tokens", "refusal") else []
         assistant: dict[str, Any] = {"role": "assistant", "content": message.content}
         reasoning = getattr(message, "reasoning_content", None)
         if reasoning is not None:
@@ -111,7 +112,7 @@ class _OpenAIBase(CallChecks):
         usage = getattr(response, "usage", None)
         return ModelReply(
             text=message.content or refusal or "",
-            tool_calls=calls if stop not in ("max_tokens", "refusal") else (),
+            tool_calls=calls,
             usage=getattr(usage, "total_tokens", None),
             message=assistant,
             stop_reason=stop,
