@@ -51,6 +51,8 @@ GUARD_UNREACHABLE = (
 
 #: Stop reasons that end a run with that name as its outcome instead of ``done``.
 _STOP_OUTCOMES = frozenset({"refusal", "max_tokens", "model_context_window_exceeded"})
+#: Stop reasons of a turn the provider paused: the next (gated) turn continues it.
+_PAUSED = frozenset({"pause_turn", "compaction"})
 
 _current_action: ContextVar[str | None] = ContextVar("guardkit_loop_action", default=None)
 
@@ -137,7 +139,8 @@ def run(
     charges at request time, tokens can only be charged after the fact: with ``usage_tool`` set
     (say ``"llm_tokens"``, listed in the policy), each turn's usage is requested as that tool with
     ``cost=tokens`` and reported ``success``; a denied charge (budget spent) ends the run before
-    the turn's tool calls run. A ``pause_turn`` reply is continued by the next (gated) turn.
+    the turn's tool calls run. A paused reply (``pause_turn``, or ``compaction`` when the server
+    pauses after compacting the context) is continued by the next (gated) turn.
     """
     result = RunResult(outcome="max_turns", text=f"stopped after {max_turns} turns")
     for _ in range(max_turns):
@@ -169,7 +172,7 @@ def run(
 
 def _finished(reply: ModelReply) -> tuple[str, str] | None:
     """``(outcome, text)`` when the reply ends the run; ``None`` to run its calls and go on."""
-    if reply.tool_calls or reply.stop_reason == "pause_turn":
+    if reply.tool_calls or reply.stop_reason in _PAUSED:
         return None
     if reply.stop_reason in _STOP_OUTCOMES:
         return str(reply.stop_reason), reply.text

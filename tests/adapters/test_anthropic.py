@@ -174,18 +174,24 @@ def test_max_tokens_never_runs_a_truncated_tool_call(guard, client, fake_anthrop
     assert guard.status("ops")["actions_allowed"] == 1  # the llm_turn only
 
 
-def test_pause_turn_is_continued_by_another_gated_turn(guard, client, fake_anthropic):
+@pytest.mark.parametrize(
+    ("first", "stop"),
+    [
+        (text("Searching..."), "pause_turn"),
+        ({"type": "compaction", "content": "Summary of the earlier turns."}, "compaction"),
+    ],
+)
+def test_a_paused_turn_is_continued_by_another_gated_turn(
+    guard, client, fake_anthropic, first, stop
+):
     fake_anthropic.script = [
-        {"content": [text("Searching...")], "stop_reason": "pause_turn"},
+        {"content": [first], "stop_reason": stop},
         {"content": [text("Found it.")]},
     ]
     result = run(AnthropicModel(client, "claude-test"), guard.agent("ops"), TOOLS, user("search"))
 
     assert (result.outcome, result.text, result.turns) == ("done", "Found it.", 2)
-    assert fake_anthropic.requests[1]["messages"][-1] == {
-        "role": "assistant",
-        "content": [text("Searching...")],
-    }
+    assert fake_anthropic.requests[1]["messages"][-1] == {"role": "assistant", "content": [first]}
     assert guard.status("ops")["spent"] == 2
 
 
