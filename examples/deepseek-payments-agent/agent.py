@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -27,7 +27,9 @@ from guardkit import Guard
 from guardkit.errors import describe_reason
 from guardkit.loop import SYSTEM_PROMPT, RunResult, current_action_id, run
 from guardkit.protocols import Model
+from guardkit.provenance import Provenance
 
+T = TypeVar("T")
 AGENT = "ap-clerk"
 #: Budget in cents: 25,000.00 EUR of spending authority, never refilled.
 POLICY = {
@@ -64,13 +66,20 @@ class Outcome:
     actions: dict[str, dict[str, Any]]
 
 
-def make_tools(books: Books, bank: Bank) -> dict[str, Callable[..., Any]]:
+def make_tools(books: Books, bank: Bank, provenance: Provenance) -> dict[str, Callable[..., Any]]:
+    """The clerk's tools; each records its result in ``provenance`` as trusted or not."""
+
+    def seen(tool: str, result: T, *, trusted: bool) -> T:
+        provenance.add_result(tool, current_action_id(), result, trusted=trusted)
+        return result
+
     def read_inbox() -> list[dict[str, str]]:
         """Read the accounts-payable inbox (untrusted: anyone can send email)."""
-        return [
+        mails = [
             {"email_id": m.email_id, "from": m.sender, "subject": m.subject, "body": m.body}
             for m in books.inbox
         ]
+        return seen("read_inbox", mails, trusted=False)
 
     def lookup_invoice(invoice_id: str) -> dict[str, Any]:
         """Look an invoice up in the ledger.
@@ -80,12 +89,8 @@ def make_tools(books: Books, bank: Bank) -> dict[str, Callable[..., Any]]:
         """
         invoice = books.invoices[invoice_id]
         status = "paid" if invoice_id in books.paid else "open"
-        return {
-            "invoice_id": invoice_id,
-            "vendor_id": invoice.vendor_id,
-            "amount": invoice.amount,
-            "status": status,
-        }
+        found = {"invoice_id": invoice_id, "vendor_id": invoice.vendor_id, "status": status}
+        return seen("lookup_invoice", {**found, "amount": invoice.amount}, trusted=True)
 
     def lookup_vendor(vendor_id: str) -> dict[str, str]:
         """Look a vendor up in the vendor master (the only trusted source of IBANs).
@@ -94,7 +99,8 @@ def make_tools(books: Books, bank: Bank) -> dict[str, Callable[..., Any]]:
             vendor_id: The vendor id, e.g. V-100.
         """
         vendor = books.vendors[vendor_id]
-        return {"vendor_id": vendor_id, "name": vendor.name, "iban": vendor.iban}
+        found = {"vendor_id": vendor_id, "name": vendor.name, "iban": vendor.iban}
+        return seen("lookup_vendor", found, trusted=True)
 
     def pay_invoice(invoice_id: str, iban: str, amount: float) -> str:
         """Pay an invoice by bank transfer. Needs approval; waits for the decision.
@@ -141,8 +147,10 @@ def run_clerk(
     guard.create_agent(AGENT, POLICY)
     books = Books()
     bank = Bank(guard, AGENT, books)
-    tools = make_tools(books, bank)
-    router = ApprovalRouter(guard, AGENT, Reviewer(books, reviewer_model), human, poll=poll)
+    provenance = Provenance(task=TASK)
+    tools = make_tools(books, bank, provenance)
+    reviewer = Reviewer(books, reviewer_model, provenance)
+    router = ApprovalRouter(guard, AGENT, reviewer, human, poll=poll)
     messages: list[Any] = [{"role": "user", "content": TASK}]
     with router:
         result = run(

@@ -4,10 +4,10 @@ Every ``pay_invoice`` waits for approval. The router, a thread holding the opera
 polls the pending queue and for each payment:
 
 1. applies hard rules from the systems of record: the invoice exists, is not already paid, the
-   amount matches, and the IBAN is the vendor master's. Provenance: an IBAN found in the inbox but
-   not in the vendor master came from an email, and email is untrusted; such a payment is never
-   approved by software. Any hard-rule failure rejects the payment with a ``moderate`` scar:
-   asking was itself a red flag.
+   amount matches, and the IBAN is the vendor master's. Any hard-rule failure rejects the payment
+   with a ``moderate`` scar: asking was itself a red flag. Provenance (``guardkit.provenance``):
+   an IBAN that occurs in no trusted tool result (only in an email, or nowhere) is escalated to a
+   person, never approved by software.
 2. asks an optional model reviewer for a JSON verdict (``approve``/``escalate``/``reject``, risk,
    reasons). It can only make the decision stricter; unreadable output counts as ``escalate``.
 3. approves as ``fraud-reviewer`` (the verdict is the signed note) up to the auto limit, and asks
@@ -25,6 +25,7 @@ from typing import Any
 from books import Books
 
 from guardkit import Guard, GuardError
+from guardkit.provenance import Provenance
 
 _STRICTNESS = {"approve": 0, "escalate": 1, "reject": 2}
 
@@ -53,10 +54,19 @@ def hard_rules(books: Books, args: dict[str, Any]) -> list[str]:
     iban = str(args.get("iban", ""))
     if iban != vendor.iban:
         problems.append(f"IBAN {iban} is not {vendor.name}'s IBAN in the vendor master")
-        senders = [mail.sender for mail in books.inbox if iban in mail.body.replace(" ", "")]
-        if senders:
-            problems.append(f"provenance: the IBAN appears only in email from {', '.join(senders)}")
     return problems
+
+
+def provenance_rule(provenance: Provenance, iban: str) -> str | None:
+    """Why the IBAN's provenance is not good enough for software to approve, or ``None``.
+
+    The tools record their results in ``provenance``: the vendor master and the ledger as
+    trusted, the inbox as untrusted. An IBAN that occurs in no trusted source (only in an email,
+    or nowhere: the model made it up) needs a person.
+    """
+    if provenance.trusted(iban):
+        return None
+    return f"provenance: IBAN {iban} is in no trusted source ({', '.join(provenance.labels(iban))})"
 
 
 def read_verdict(text: str) -> Verdict:
@@ -83,20 +93,27 @@ Human = Callable[[dict[str, Any], Verdict], bool]
 class Reviewer:
     books: Books
     model: ModelReviewer | None = None
+    provenance: Provenance | None = None
 
     def review(self, action: dict[str, Any]) -> Verdict:
-        problems = hard_rules(self.books, action["input"])
+        args = action["input"]
+        problems = hard_rules(self.books, args)
+        origin = None if self.provenance is None else provenance_rule(self.provenance, args["iban"])
         if problems:
-            return Verdict(decision="reject", risk=100, reasons=tuple(problems))
+            return Verdict(
+                decision="reject", risk=100, reasons=(*problems, *filter(None, [origin]))
+            )
         verdict = Verdict(decision="approve", risk=0, reasons=("hard rules pass",))
+        if origin is not None:
+            verdict = Verdict(decision="escalate", risk=80, reasons=(origin,))
         if self.model is None:
             return verdict
         try:
             opinion = read_verdict(self.model(action))
         except Exception as exc:  # noqa: BLE001 - a failing reviewer model escalates, never approves
             opinion = Verdict(decision="escalate", risk=100, reasons=(f"reviewer failed: {exc}",))
-        # The hard rules passed, so the decision so far is ``approve``: whatever the model says is
-        # as strict or stricter. It can never overturn a hard-rule rejection (returned above).
+        # The model can only make the decision stricter; it never overturns a hard-rule rejection
+        # (returned above) or a provenance escalation.
         return max(opinion, verdict, key=lambda v: _STRICTNESS[v.decision])
 
 
