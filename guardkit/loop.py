@@ -32,6 +32,7 @@ __all__ = [
     "denial_message",
     "run",
     "run_tool_call",
+    "AsyncModel",
     "arun",
 ]
 
@@ -368,6 +369,8 @@ async def arun(
     each whole tool call (request, wait for approval, run, report), runs in a worker thread via
     ``asyncio.to_thread``: the event loop never blocks on a fsync or on a human. Sync tools run
     in that thread; ``async def`` tools are scheduled back onto the running loop and awaited.
+    Cancelling ``arun`` does not stop a call already in its thread: that call finishes (or its
+    approval wait times out) and is reported as usual.
     """
     loop = asyncio.get_running_loop()
     bound = {name: _on_loop(func, loop) for name, func in tools.items()}
