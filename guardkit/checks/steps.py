@@ -26,7 +26,7 @@ from guardkit.store.base import Store
 
 __all__ = ["LOCAL_DENIAL_TOOL", "Call", "Steps"]
 
-#: What an agent guard without ``deny_local`` (the HTTP client, for now) is asked, so that a
+#: What an agent guard without ``deny_local`` (not ``LocalAgent`` or ``AgentClient``) is asked, so a
 #: local denial still lands in its ledger: an unlisted tool, denied and scarred by the guard.
 LOCAL_DENIAL_TOOL = "guardkit.local_denial"
 _DETAIL_MAX = 2000
