@@ -19,6 +19,9 @@ the calls; ``pause_turn`` is continued by the loop's next gated turn; ``max_toke
 without running any (possibly truncated) tool call; ``refusal`` ends it with the refusal's
 explanation.
 
+``ModelReply.usage`` is every token the turn processed (input, cache writes and reads, output);
+``guardkit.loop.run`` records it in the ``llm_turn`` outcome and, with ``usage_tool=``, charges it.
+
 Options: ``cache=True`` puts ``cache_control: {"type": "ephemeral"}`` on the system prompt and
 on the last tool, so the stable prefix is cached. ``fallbacks`` (``"default"`` or a list such as
 ``[{"model": "claude-haiku-4-5"}]``) is sent as the request's ``fallbacks`` field with the

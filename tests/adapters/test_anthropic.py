@@ -106,17 +106,31 @@ def test_tool_use_round_trip_keeps_thinking_blocks_byte_identical(guard, client,
     assert first["thinking"]["type"] == "enabled"
 
 
-def test_fake_rejects_an_altered_thinking_block(guard, client, fake_anthropic):
-    fake_anthropic.script = [{"content": [THINK, text("hi")]}]
+@pytest.mark.parametrize(
+    ("index", "field", "error"),
+    [
+        (0, "thinking", "Invalid `signature` in `thinking` block"),
+        (1, "data", "Invalid `data` in `redacted_thinking` block"),
+    ],
+)
+def test_fake_rejects_altered_thinking_blocks(guard, client, fake_anthropic, index, field, error):
+    fake_anthropic.script = [
+        {"content": [THINK, SECRET_THOUGHTS, text("hi")]},
+        {"content": [text("ok")]},
+    ]
     model = AnthropicModel(client, "claude-test")
     messages = user("hello")
     run(model, guard.agent("ops"), TOOLS, messages)
-    block = messages[1]["content"][0]
-    messages[1]["content"][0] = block.model_copy(update={"thinking": block.thinking + " (edited)"})
     messages.append({"role": "user", "content": "go on"})
+    unchanged = list(messages)
+    block = messages[1]["content"][index]
+    edited = block.model_copy(update={field: getattr(block, field) + "x"})
+    messages[1] = {"role": "assistant", "content": [*messages[1]["content"]]}
+    messages[1]["content"][index] = edited
 
-    with pytest.raises(anthropic.BadRequestError, match="Invalid `signature` in `thinking` block"):
+    with pytest.raises(anthropic.BadRequestError, match=error):
         model.turn(messages, [])
+    assert model.turn(unchanged, []).text == "ok"
 
 
 def test_parallel_results_share_one_user_turn_and_denials_are_errors(guard, client, fake_anthropic):
