@@ -36,7 +36,10 @@ def json_response(value: Any, status: int = 200) -> Response:
 
 
 def error_response(status: int, code: str, message: str) -> Response:
-    return json_response({"error": message, "code": code}, status)
+    response = json_response({"error": message, "code": code}, status)
+    if status == 401:
+        response.headers["www-authenticate"] = 'Bearer realm="guardkit"'
+    return response
 
 
 def _reject_constant(name: str) -> Any:

@@ -98,6 +98,7 @@ def test_route_admits_exactly_its_roles(
     )
     if role in ("none", "wrong"):
         assert (response.status_code, error["code"]) == (401, "unauthorized")
+        assert response.headers["www-authenticate"].startswith("Bearer")
     elif role in through:
         assert response.status_code == 200, response.text
     else:
