@@ -168,6 +168,8 @@ class FakeDeepSeek(FakeAPI):
             }
         step = self.next_step(body)
         message: dict[str, Any] = {"role": "assistant", "content": step.get("content")}
+        if "refusal" in step:
+            message["refusal"] = step["refusal"]
         if "reasoning" in step:
             self.reasoning.add(step["reasoning"])
             message["reasoning_content"] = step["reasoning"]

@@ -159,6 +159,7 @@ def test_denied_and_pending_calls_come_back_as_tool_errors(guard, client, fake_d
     result = go(OpenAIModel(client, "deepseek-chat"), guard)
 
     assert result.calls == [("wire_money", "act-2", "denied")]
+    assert "reasoning_content" not in fake_deepseek.requests[1]["messages"][1]  # plain OpenAI shape
     assert fake_deepseek.requests[1]["messages"][2]["content"].startswith(
         "Denied by the policy guard: tool 'wire_money' is not allowed."
     )
@@ -182,6 +183,16 @@ def test_abnormal_finish_reasons_stop_without_running_calls(
 
     assert (result.outcome, result.text, result.calls) == (outcome, "partial", [])
     assert guard.status("ap")["actions_allowed"] == 1
+
+
+def test_a_refusal_field_ends_the_run_as_a_refusal(guard, client, fake_deepseek):
+    fake_deepseek.script = [{"refusal": "I can't help with moving money to that account."}]
+    result = go(OpenAIModel(client, "gpt-test"), guard)
+
+    assert (result.outcome, result.text) == (
+        "refusal",
+        "I can't help with moving money to that account.",
+    )
 
 
 def test_termination_by_the_operator_stops_the_loop(guard, client, fake_deepseek):
