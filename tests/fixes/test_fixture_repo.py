@@ -90,3 +90,20 @@ def test_parallel_fix_matches_serial(agent_repo: Path, tmp_path: Path) -> None:
     parallel = fix(str(many), jobs=2)
     assert [r.after for r in parallel] == [r.after for r in serial]
     assert all(r.changed and r.error is None for r in parallel)
+
+
+def test_guardkit_cli_subprocess_fix_then_scan(agent_repo: Path) -> None:
+    """Through the root `guardkit` command the lead registers these commands on."""
+    run = [sys.executable, "-m", "guardkit"]
+    fixed = subprocess.run(
+        [*run, "fix", "--write", str(agent_repo)], capture_output=True, text=True
+    )
+    assert fixed.returncode == 0, fixed.stderr
+    assert "changed 6 of 7 files" in fixed.stderr
+    scanned = subprocess.run(
+        [*run, "scan", "--no-cache", "--select", "GK101,GK102,GK201", str(agent_repo)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert scanned.returncode == 0, scanned.stdout + scanned.stderr
