@@ -67,6 +67,7 @@ class _OpenAIBase(CallChecks):
         *,
         system: str | None = None,
         max_tokens: int | None = None,
+        keep_reasoning: bool = True,
         extra: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
@@ -74,6 +75,9 @@ class _OpenAIBase(CallChecks):
         self.model = model
         self.system = system
         self.max_tokens = max_tokens
+        #: Send ``reasoning_content`` back (DeepSeek thinking mode with tools needs it; the older
+        #: ``deepseek-reasoner`` (R1) answers 400 if it is sent: pass ``keep_reasoning=False``).
+        self.keep_reasoning = keep_reasoning
         self.extra = dict(extra or {})
 
     def params(self, messages: list[Any], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -98,7 +102,7 @@ class _OpenAIBase(CallChecks):
         calls = [self._parse(call) for call in raw] if stop not in ("max_tokens", "refusal") else []
         assistant: dict[str, Any] = {"role": "assistant", "content": message.content}
         reasoning = getattr(message, "reasoning_content", None)
-        if reasoning is not None:
+        if reasoning is not None and self.keep_reasoning:
             assistant["reasoning_content"] = reasoning
         if raw:
             assistant["tool_calls"] = [

@@ -104,6 +104,17 @@ def test_reasoning_content_is_kept_on_every_earlier_assistant_message(guard, cli
     ]
 
 
+def test_reasoning_can_be_left_out_for_endpoints_that_refuse_it(guard, client, fake_deepseek):
+    fake_deepseek.script = [
+        {"reasoning": "Think.", "tool_calls": [("lookup_invoice", '{"invoice_id": "INV-1"}')]},
+        {"reasoning": "Done.", "content": "ok"},
+    ]
+    result = go(OpenAIModel(client, "deepseek-r1", keep_reasoning=False), guard)
+
+    assert result.outcome == "done"
+    assert "reasoning_content" not in fake_deepseek.requests[1]["messages"][1]
+
+
 def test_fake_answers_400_when_reasoning_content_is_dropped(guard, client, fake_deepseek):
     fake_deepseek.script = [
         {"reasoning": "Think.", "tool_calls": [("lookup_invoice", '{"invoice_id": "INV-1"}')]}
