@@ -81,6 +81,23 @@ def observable(agent: Any) -> Any:
     return ObservedAgent(agent)
 
 
+class _Chat:
+    """A ``chat`` span that records the ``llm_turn`` decision as it starts."""
+
+    def __init__(self, span: Any, decision: Mapping[str, Any] | None) -> None:
+        self.span = span
+        self.decision = decision
+
+    def __enter__(self) -> Any:
+        chat = self.span.__enter__()
+        if self.decision is not None:
+            chat.decision(self.decision)
+        return chat
+
+    def __exit__(self, *exc: Any) -> None:
+        self.span.__exit__(*exc)
+
+
 class _ObservedModel:
     """A model whose turns are ``chat`` spans with the ``llm_turn`` decision that allowed them."""
 
@@ -92,16 +109,17 @@ class _ObservedModel:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.model, name)
 
-    def turn(self, messages: list[Any], tools: Any = ()) -> Any:
+    def _chat(self) -> Any:
         name = getattr(self.model, "model", None) or getattr(self.model, "model_name", None)
-        provider = getattr(self.model, "provider", None)
-        with tracing.chat_span(
-            model=name if isinstance(name, str) else None,
-            provider=provider if isinstance(provider, str) else None,
+        chat = tracing.chat_span(
+            model=_str(name),
+            provider=_str(getattr(self.model, "provider", None)),
             agent_id=self.agent_id,
-        ) as chat:
-            if self.turn_decision is not None:
-                chat.decision(self.turn_decision)
+        )
+        return _Chat(chat, self.turn_decision)
+
+    def turn(self, messages: list[Any], tools: Any = ()) -> Any:
+        with self._chat() as chat:
             reply = self.model.turn(messages, tools)
             chat.reply(reply)
             return reply
@@ -113,35 +131,74 @@ class _ObservedModel:
         return self.model.tool_result_message(call, result, is_error=is_error)
 
 
+class _AsyncObservedModel(_ObservedModel):
+    """The same, for ``arun``'s models whose ``turn`` is a coroutine."""
+
+    async def turn(self, messages: list[Any], tools: Any = ()) -> Any:
+        with self._chat() as chat:
+            reply = await self.model.turn(messages, tools)
+            chat.reply(reply)
+            return reply
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+class _Run:
+    """One traced run: its ``invoke_agent`` span and the observed model and guard it hands on."""
+
+    def __init__(self, signature: inspect.Signature, args: Any, kwargs: Any, asynchronous: bool):
+        self.bound = signature.bind(*args, **kwargs)
+        model, guard = self.bound.arguments["model"], self.bound.arguments["guard"]
+        self.guard = guard.agent if isinstance(guard, ObservedAgent) else guard
+        self.agent_id = _str(getattr(self.guard, "agent_id", None))
+        self.span = tracing.agent_span(
+            self.agent_id, provider=_str(getattr(model, "provider", None))
+        )
+        kind = _AsyncObservedModel if asynchronous else _ObservedModel
+        self.model = kind(model, self.agent_id)
+
+    def __enter__(self) -> _Run:
+        self.span.__enter__()
+        self.bound.arguments["model"] = self.model
+        self.bound.arguments["guard"] = ObservedAgent(self.guard, self.on_turn)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.span.__exit__(*exc)
+
+    def on_turn(self, decision: Mapping[str, Any]) -> None:
+        self.model.turn_decision = decision
+        if decision.get("decision") == "denied":
+            self.span.turn_denied(decision)
+
+    def finish(self, result: Any) -> Any:
+        self.span.finish(str(result.outcome), int(result.turns))
+        return result
+
+
 def traced_run(func: F) -> F:
-    """``loop.run`` inside an ``invoke_agent`` span, with observed model and guard."""
+    """``loop.run`` (or ``arun``) inside an ``invoke_agent`` span, with observed model and guard."""
     signature = inspect.signature(func)
+
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def arun(*args: Any, **kwargs: Any) -> Any:
+            if not tracing._ENABLED:
+                return await func(*args, **kwargs)
+            with _Run(signature, args, kwargs, asynchronous=True) as run:
+                return run.finish(await func(*run.bound.args, **run.bound.kwargs))
+
+        return arun  # type: ignore[return-value]
 
     @functools.wraps(func)
     def run(*args: Any, **kwargs: Any) -> Any:
         if not tracing._ENABLED:
             return func(*args, **kwargs)
-        bound = signature.bind(*args, **kwargs)
-        model, guard = bound.arguments["model"], bound.arguments["guard"]
-        guard = guard.agent if isinstance(guard, ObservedAgent) else guard
-        agent_id = getattr(guard, "agent_id", None)
-        provider = getattr(model, "provider", None)
-        with tracing.agent_span(
-            agent_id if isinstance(agent_id, str) else None,
-            provider=provider if isinstance(provider, str) else None,
-        ) as span:
-            observed_model = _ObservedModel(model, agent_id)
-
-            def on_turn(decision: Mapping[str, Any]) -> None:
-                observed_model.turn_decision = decision
-                if decision.get("decision") == "denied":
-                    span.turn_denied(decision)
-
-            bound.arguments["model"] = observed_model
-            bound.arguments["guard"] = ObservedAgent(guard, on_turn)
-            result = func(*bound.args, **bound.kwargs)
-            span.finish(str(result.outcome), int(result.turns))
-            return result
+        with _Run(signature, args, kwargs, asynchronous=False) as traced:
+            return traced.finish(func(*traced.bound.args, **traced.bound.kwargs))
 
     return run  # type: ignore[return-value]
 
