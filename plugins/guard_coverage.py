@@ -24,6 +24,7 @@ a framework's registry).
 from __future__ import annotations
 
 import ast
+import fnmatch
 import json
 import sys
 import threading
@@ -110,7 +111,12 @@ def _table_keys(module: ast.Module) -> dict[str, tuple[str, ...]]:
 
 
 def discover(paths: Sequence[Path], root: Path) -> list[ToolEntry]:
-    """Every tool under ``paths`` (test modules and conftests skipped), sorted by place."""
+    """Every tool under ``paths``, sorted by place.
+
+    Test modules and conftests are skipped, and so are the ``exclude`` patterns of the project's
+    ``[tool.guardkit]`` table (which also names extra tool decorators). Raises ``ValueError`` for a
+    malformed table.
+    """
     from guardkit.codemods.analysis.facts import analyze  # type: ignore[import-not-found,unused-ignore]
     from guardkit.codemods.analysis.prefilter import might_match  # type: ignore[import-not-found,unused-ignore]
     from guardkit.codemods.config import find_pyproject, load_config  # type: ignore[import-not-found,unused-ignore]
@@ -118,6 +124,9 @@ def discover(paths: Sequence[Path], root: Path) -> list[ToolEntry]:
     config = load_config(find_pyproject(root))
     found: dict[str, ToolEntry] = {}
     for path in _python_files(paths):
+        shown = _shown(path, root)
+        if any(fnmatch.fnmatch(shown, pattern) for pattern in config.exclude):
+            continue
         data = path.read_bytes()
         if not might_match(data, config.catalog):
             continue
@@ -125,7 +134,6 @@ def discover(paths: Sequence[Path], root: Path) -> list[ToolEntry]:
             module = ast.parse(data, filename=str(path))
         except (SyntaxError, ValueError):
             continue
-        shown = _shown(path, root)
         aliases = _table_keys(module)
         for site in analyze(module, config.catalog).tools:
             entry = ToolEntry(

@@ -156,7 +156,10 @@ def _start(config: pytest.Config) -> _Session:
     session = config.stash[_SESSION]
     if session is None:
         settings = config.stash[_SETTINGS]
-        tools = coverage.discover(settings.sources, config.rootpath)
+        try:
+            tools = coverage.discover(settings.sources, config.rootpath)
+        except ValueError as exc:
+            raise pytest.UsageError(f"guard coverage: {exc}") from None
         session = _Session(settings, tools, coverage.Recorder(tools, config.rootpath))
         config.stash[_SESSION] = session
     session.recorder.install()

@@ -132,3 +132,22 @@ def test_bad_ini_threshold_is_a_usage_error(project, run):
     result = run(project)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*guard_fail_under must be a number, got 'most'*"])
+
+
+def test_guardkit_config_excludes_and_extends(project, run):
+    project.makepyfile(
+        extra=("from mycorp.agents import expose\n\n@expose\ndef launch():\n    pass\n")
+    )
+    project.makepyprojecttoml(
+        '[tool.guardkit]\nexclude = ["app.py"]\ntool-decorators = ["mycorp.agents.expose"]\n'
+    )
+    result = run(project, "--guard-coverage", "-p", "no:randomly")
+    result.stdout.fnmatch_lines(["launch *extra.py:4 *no *no *no", "TOTAL 0/1 tools guarded*"])
+    result.stdout.no_fnmatch_line("search *")
+
+
+def test_malformed_guardkit_config_is_a_usage_error(project, run):
+    project.makepyprojecttoml("[tool.guardkit]\nmax-turns = 0\n")
+    result = run(project, "--guard-coverage")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*guard coverage: [[]tool.guardkit[]] max-turns must be*"])
