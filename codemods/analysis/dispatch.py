@@ -19,10 +19,15 @@ __all__ = ["find_dispatch"]
 Def = ast.FunctionDef | ast.AsyncFunctionDef
 _TABLE_WORDS = ("tool", "function", "dispatch", "handler", "registry")
 _NAME_FIELDS = {"name", "tool_name", "function_name", "fn_name", "tool"}
+#: a dispatch call, the functions it may run, a label, and the tool names a guard request may use
+Route = tuple[ast.Call, list[ast.Name], str, frozenset[str]]
 
 
-def _tables(assignments: list[ast.Assign]) -> dict[str, list[ast.Name]]:
-    """``{"search": search, ...}`` literals bound to a name: table name -> its function names."""
+def _tables(
+    assignments: list[ast.Assign], key_sets: dict[str, set[str]]
+) -> dict[str, list[ast.Name]]:
+    """``{"search": search, ...}`` literals bound to a name: table name -> its function names
+    (and, into ``key_sets``, table name -> the tool names it maps)."""
     tables: dict[str, list[ast.Name]] = {}
     for node in assignments:
         if not isinstance(node.value, ast.Dict):
@@ -37,7 +42,12 @@ def _tables(assignments: list[ast.Assign]) -> dict[str, list[ast.Name]]:
         for target in node.targets:
             if isinstance(target, ast.Name):
                 tables[target.id] = [v for v in vals if isinstance(v, ast.Name)]
+                key_sets[target.id] = {str(k.value) for k in keys_of(node.value)}
     return tables
+
+
+def keys_of(table: ast.Dict) -> list[ast.Constant]:
+    return [k for k in table.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
 
 
 def _table_of(expr: ast.expr, tables: dict[str, list[ast.Name]]) -> str | None:
@@ -79,9 +89,10 @@ def _is_tool_name(expr: ast.expr) -> bool:
     return bool(name) and name.rpartition(".")[2] in _NAME_FIELDS  # type: ignore[union-attr]
 
 
-def _branch_calls(guards: Guards) -> list[tuple[ast.Call, ast.Name]]:
-    """The first call of a local or imported function in each ``if <tool name> == "x":`` branch."""
-    found: list[tuple[ast.Call, ast.Name]] = []
+def _branch_calls(guards: Guards) -> list[tuple[ast.Call, ast.Name, str]]:
+    """The first call of a local or imported function in each ``if <tool name> == "x":`` branch,
+    with ``"x"``."""
+    found: list[tuple[ast.Call, ast.Name, str]] = []
     known = guards.values.functions.keys() | guards.imports.names.keys()
     for node in guards.tree.nodes(ast.If):
         test = node.test
@@ -93,21 +104,24 @@ def _branch_calls(guards: Guards) -> list[tuple[ast.Call, ast.Name]]:
         for stmt in node.body:
             call = next((c for c in ast.walk(stmt) if isinstance(c, ast.Call)), None)
             if call is not None and isinstance(call.func, ast.Name) and call.func.id in known:
-                found.append((call, call.func))
+                found.append((call, call.func, str(right.value)))
                 break
     return found
 
 
 def find_dispatch(guards: Guards, agentic: bool) -> tuple[list[ToolSite], list[Dispatch]]:
     """Tools reached through tables and branches, and the dispatch sites that reach them."""
-    tables = _tables(guards.tree.nodes(ast.Assign))
+    keys: dict[str, set[str]] = {}
+    tables = _tables(guards.tree.nodes(ast.Assign), keys)
     sites = _table_sites(guards, tables)
-    routes: list[tuple[ast.Call, list[ast.Name], str]] = []
+    routes: list[Route] = []
     for table, calls in sites.items():
         if agentic or any(w in table.lower() for w in _TABLE_WORDS):
-            routes += [(call, tables[table], table) for call in calls]
+            tools = frozenset(keys[table] | {n.id for n in tables[table]})
+            routes += [(call, tables[table], table, tools) for call in calls]
     if agentic:
-        routes += [(call, [name], name.id) for call, name in _branch_calls(guards)]
+        for call, name, label in _branch_calls(guards):
+            routes.append((call, [name], name.id, frozenset({label, name.id})))
     exposed = [
         name
         for table, names in tables.items()
@@ -119,7 +133,7 @@ def find_dispatch(guards: Guards, agentic: bool) -> tuple[list[ToolSite], list[D
 
 
 def _resolve(
-    guards: Guards, routes: list[tuple[ast.Call, list[ast.Name], str]], exposed: list[ast.Name]
+    guards: Guards, routes: list[Route], exposed: list[ast.Name]
 ) -> tuple[list[ToolSite], list[Dispatch]]:
     """Tools are gated when wrapped, or when reached only through guarded dispatch sites; a
     table handed elsewhere (``exposed``, no dispatch site here) needs its functions wrapped."""
@@ -127,8 +141,8 @@ def _resolve(
     for name in exposed:
         reached[name.id].append(False)
     dispatches: list[Dispatch] = []
-    for call, names, symbol in routes:
-        guarded = guards.request_before(call)
+    for call, names, symbol, allowed in routes:
+        guarded = guards.request_before(call, allowed)
         local = [guards.values.functions.get(n.id) for n in names]
         wrapped = [f is not None and guards.function_gated(f) for f in local]
         for name in names:

@@ -72,11 +72,24 @@ class Guards:
         decorated = any(self.is_guard(d, func) for d in func.decorator_list)
         return decorated or func.name in self.wrapped or self.self_guarded(func)
 
-    def request_before(self, node: ast.AST) -> bool:
-        """Whether a guard request precedes ``node`` in the same function."""
+    def request_before(self, node: ast.AST, tools: frozenset[str] = frozenset()) -> bool:
+        """Whether a guard request for one of ``tools`` precedes ``node`` in the same function.
+
+        A request naming its tool by a variable (``guard.authorize(block.name, ...)``) counts for
+        any tool; one naming a different tool by a literal does not.
+        """
         func = self.tree.function_of(node)
         pos = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
         return any(
-            (r.lineno, r.col_offset) < pos and self.tree.function_of(r) is func
+            (r.lineno, r.col_offset) < pos
+            and self.tree.function_of(r) is func
+            and _names_one_of(r, tools)
             for r in self.calls.guard_requests
         )
+
+
+def _names_one_of(request: ast.Call, tools: frozenset[str]) -> bool:
+    first = request.args[0] if request.args else None
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str)) or not tools:
+        return True
+    return first.value in tools

@@ -78,6 +78,19 @@ class UnguardedToolDispatch(Rule):
             """,
             note="the branch runs after a guard request",
         ),
+        Valid(
+            code="""
+            import anthropic
+            from tools import search
+            client = anthropic.Anthropic()
+            def run(guard, block):
+                client.messages.create(model="m", messages=[])
+                guard.authorize("search", block.input, 1)
+                if block.name == "search":
+                    return search(**block.input)
+            """,
+            note="a request naming this tool",
+        ),
     )
     INVALID = (
         Invalid(
@@ -128,6 +141,21 @@ class UnguardedToolDispatch(Rule):
             """,
             line=4,
             column=11,
+        ),
+        Invalid(
+            code="""
+            import anthropic
+            from tools import search
+            client = anthropic.Anthropic()
+            def run(guard, block):
+                client.messages.create(model="m", messages=[])
+                guard.authorize("lookup", block.input, 1)
+                if block.name == "search":
+                    return search(**block.input)
+            """,
+            line=8,
+            column=15,
+            note="a request for a different tool does not count",
         ),
     )
 
