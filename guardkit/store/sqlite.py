@@ -90,17 +90,27 @@ class SQLiteStore(Store):
         # transaction; a rollback drops them. This saves re-reading the row on every decision.
         self._cache = _Cache()
         self._data_version = -1
-        with translate_errors(path):
-            self._conn = sqlite3.connect(
-                path, isolation_level=None, check_same_thread=False, timeout=30.0
-            )
-            if not self._memory:
-                self._lock_fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
-                self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(f"PRAGMA synchronous={durability.upper()}")
-            self._conn.execute("PRAGMA busy_timeout=30000")
-            with self._writer_lock():
-                self._conn.executescript(_SCHEMA)
+        try:
+            with translate_errors(path):
+                self._conn = sqlite3.connect(
+                    path, isolation_level=None, check_same_thread=False, timeout=30.0
+                )
+                if not self._memory:
+                    self._lock_fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+                    self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute(f"PRAGMA synchronous={durability.upper()}")
+                self._conn.execute("PRAGMA busy_timeout=30000")
+                with self._writer_lock():
+                    self._conn.executescript(_SCHEMA)
+        except BaseException:
+            # A file that is not a database (or is locked, or unreadable) must not leak the
+            # connection and the lock file's descriptor: a server retrying the open would.
+            if getattr(self, "_conn", None) is not None:
+                self._conn.close()
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)
+                self._lock_fd = None
+            raise
 
     @contextmanager
     def _writer_lock(self) -> Iterator[None]:
