@@ -365,6 +365,17 @@ def test_corrupt_database_file_is_a_store_error(tmp_path: Path) -> None:
     assert isinstance(caught.value.__cause__, sqlite3.DatabaseError)
 
 
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd")
+def test_a_failed_open_leaks_no_descriptors(tmp_path: Path) -> None:
+    path = tmp_path / "guard.db"
+    path.write_bytes(b"not a database\n" * 500)
+    before = len(list(Path("/proc/self/fd").iterdir()))
+    for _ in range(5):
+        with pytest.raises(StoreError):
+            Guard(path)
+    assert len(list(Path("/proc/self/fd").iterdir())) == before
+
+
 def _subclasses(root: type[BaseException]) -> list[type[BaseException]]:
     seen: list[type[BaseException]] = []
     todo = [root]
