@@ -42,7 +42,8 @@ CREATE TABLE IF NOT EXISTS agents (
     termination_reason TEXT, next_action BIGINT NOT NULL, head_seq BIGINT NOT NULL,
     head_hash TEXT NOT NULL, actions_allowed BIGINT NOT NULL, actions_denied BIGINT NOT NULL,
     actions_pending BIGINT NOT NULL, tool_counts TEXT NOT NULL, scars TEXT NOT NULL,
-    created_at DOUBLE PRECISION NOT NULL);
+    recent_allowed TEXT NOT NULL DEFAULT '[]', created_at DOUBLE PRECISION NOT NULL);
+ALTER TABLE agents ADD COLUMN IF NOT EXISTS recent_allowed TEXT NOT NULL DEFAULT '[]';
 CREATE INDEX IF NOT EXISTS agents_parent ON agents(parent_id);
 CREATE TABLE IF NOT EXISTS records (
     agent_id TEXT NOT NULL, seq BIGINT NOT NULL, timestamp TEXT NOT NULL, actor TEXT NOT NULL,
@@ -69,7 +70,7 @@ _sorted = json.JSONEncoder(separators=(",", ":"), sort_keys=True).encode
 _AGENT_COLUMNS = (
     "parent_id, policy, public_key, spent, scar_score, alive, termination_reason, next_action, "
     "head_seq, head_hash, actions_allowed, actions_denied, actions_pending, tool_counts, scars, "
-    "created_at"
+    "recent_allowed, created_at"
 )
 _ACTION_COLUMNS = (
     "agent_id, number, tool, input, input_sha256, cost, status, outcome, reason, requested_at, "
@@ -190,7 +191,8 @@ class _PgTransaction(Transaction):
             actions_pending=row[12],
             tool_counts=json.loads(row[13]),
             scars=json.loads(row[14]),
-            created_at=row[15],
+            recent_allowed=json.loads(row[15]),
+            created_at=row[16],
         )
 
     @staticmethod
@@ -208,12 +210,13 @@ class _PgTransaction(Transaction):
             state.actions_pending,
             _compact(state.tool_counts),
             _compact(state.scars),
+            _compact(state.recent_allowed),
         )
 
     def _insert_agent(self, state: AgentState) -> None:
         self.cur.execute(
             f"INSERT INTO agents (agent_id, {_AGENT_COLUMNS}) VALUES "
-            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
             "ON CONFLICT (agent_id) DO NOTHING",
             (
                 state.agent_id,
@@ -231,7 +234,7 @@ class _PgTransaction(Transaction):
         self.cur.execute(
             "UPDATE agents SET spent=%s, scar_score=%s, alive=%s, termination_reason=%s, "
             "next_action=%s, head_seq=%s, head_hash=%s, actions_allowed=%s, actions_denied=%s, "
-            "actions_pending=%s, tool_counts=%s, scars=%s WHERE agent_id=%s",
+            "actions_pending=%s, tool_counts=%s, scars=%s, recent_allowed=%s WHERE agent_id=%s",
             (*self._agent_values(state), state.agent_id),
         )
 
@@ -330,13 +333,6 @@ class _PgTransaction(Transaction):
             (agent_id,),
         )
         return [_action_row(r) for r in self.cur.fetchall()]
-
-    def _count_allowed_since(self, agent_id: str, since: float) -> int:
-        row = self._one(
-            "SELECT count(*) FROM actions WHERE agent_id = %s AND allowed_at > %s",
-            (agent_id, since),
-        )
-        return int(row[0])
 
     def insert_consumption(self, agent_id: str, action_id: str, by: str, at: float) -> bool:
         self.cur.execute(

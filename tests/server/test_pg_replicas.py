@@ -97,3 +97,76 @@ def test_two_servers_share_one_budget_exactly(replicas: list[str]) -> None:
     assert (status["spent"], status["remaining"], status["alive"]) == (budget, 0, False)
     assert verified["ok"] is True
     assert sum(r["kind"] == "action_allowed" for r in log) == budget
+
+
+@pytest.mark.slow
+def test_two_servers_keep_caps_rate_limits_and_idempotency_exact(replicas: list[str]) -> None:
+    policy = {
+        "budget": 10_000,
+        "scar_limit": 10_000,
+        "rate_limit": {"max_actions": 30, "window_secs": 3600},
+        "tools": {"capped": {"cost": 1, "max_calls": 7}, "free": {"cost": 1}},
+    }
+    with AdminClient(replicas[0], TOKEN) as admin:
+        token = admin.create_agent("limits", policy)["token"]
+    results: list[tuple[str, str, str]] = []  # (key or tool, decision, action_id)
+    lock = threading.Lock()
+
+    def hammer(worker: int) -> None:
+        url = replicas[worker % 2]
+        with AgentClient(url, "limits", token, retries=0) as agent:
+            for i in range(10):
+                # Every key is sent by a worker on each server at about the same time.
+                key = f"key-{i}"
+                decision = agent.request("free", {"i": i}, idempotency_key=key)
+                capped = agent.request("capped", {"w": worker, "i": i})
+                with lock:
+                    results.append((key, decision["decision"], decision["action_id"]))
+                    results.append(("capped", capped["decision"], capped["action_id"]))
+
+    threads = [threading.Thread(target=hammer, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    keyed = {}
+    for name, _, action_id in results:
+        if name.startswith("key-"):
+            keyed.setdefault(name, set()).add(action_id)
+    assert all(len(ids) == 1 for ids in keyed.values())  # one action per key, whoever asked
+    capped_allowed = sum(1 for name, d, _ in results if name == "capped" and d == "allowed")
+    with AdminClient(replicas[1], TOKEN) as admin:
+        status = admin.status("limits")
+        assert admin.verify("limits")["ok"] is True
+    assert capped_allowed == 7
+    assert status["actions_allowed"] == 10 + 7
+    assert status["spent"] == 17
+
+
+@pytest.mark.slow
+def test_two_servers_share_one_rate_limit_exactly(replicas: list[str]) -> None:
+    policy = {
+        "budget": 10_000,
+        "scar_limit": 10_000,
+        "rate_limit": {"max_actions": 9, "window_secs": 3600},
+        "tools": {"free": {"cost": 0}},
+    }
+    with AdminClient(replicas[0], TOKEN) as admin:
+        token = admin.create_agent("rated", policy)["token"]
+    codes: list[str] = []
+    lock = threading.Lock()
+
+    def hammer(url: str) -> None:
+        with AgentClient(url, "rated", token) as agent:
+            for _ in range(10):
+                decision = agent.request("free")
+                with lock:
+                    codes.append(decision.get("reason", {}).get("code", decision["decision"]))
+
+    threads = [threading.Thread(target=hammer, args=(replicas[w % 2],)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert codes.count("allowed") == 9
+    assert codes.count("rate_limited") == 31

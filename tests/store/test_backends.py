@@ -209,3 +209,17 @@ def test_an_unreadable_stored_policy_quarantines_only_its_agent(store_url: str) 
         assert "stored policy of 'bad' does not load" in guard.quarantined["bad"]
         assert guard.agent("good").request("buy")["decision"] == "allowed"
         assert [a["state"] for a in guard.agents()] == ["quarantined", "active"]
+
+
+def test_the_rate_window_survives_reopening_and_other_connections(store_url: str) -> None:
+    rated = {**POLICY, "rate_limit": {"max_actions": 3, "window_secs": 3600}}
+    first, second = (Guard(open_store(store_url, signing_key=KEY)) for _ in range(2))
+    first.create_agent("rated", rated)
+    decisions = [first.agent("rated").request("buy")["decision"] for _ in range(2)]
+    decisions.append(second.agent("rated").request("buy")["decision"])
+    first.close()
+    second.close()
+    with Guard(open_store(store_url, signing_key=KEY)) as reopened:
+        late = reopened.agent("rated").request("buy")
+    assert decisions == ["allowed"] * 3
+    assert late["reason"]["code"] == "rate_limited"
