@@ -19,7 +19,6 @@ from guardkit.server.auth import TokenBook
 from guardkit.server.batching import GroupCommitter, SharedStore
 from guardkit.server.watch import DecisionWatch
 from guardkit.store.base import IdemRecord, Store
-from guardkit.store.sqlite import SQLiteStore
 
 __all__ = ["ServerLimits", "ServerState", "token_key"]
 
@@ -34,8 +33,8 @@ class ServerLimits:
     max_wait: float = 60.0
     #: Most operations committed in one group-commit transaction.
     max_batch: int = 64
-    #: Group-commit writer threads; None: 1 for SQLite (one writer at a time anyway), 4 for
-    #: PostgreSQL (row locks let different agents commit in parallel).
+    #: Group-commit writer threads; None: 4 for a store whose ``parallel_writers`` is true
+    #: (PostgreSQL: row locks let different agents commit in parallel), else 1.
     writers: int | None = None
 
 
@@ -61,7 +60,7 @@ class ServerState:
     def __post_init__(self) -> None:
         writers = self.limits.writers
         if writers is None:
-            writers = 1 if isinstance(self.store.inner, SQLiteStore) else 4
+            writers = 4 if getattr(self.store.inner, "parallel_writers", False) else 1
         self.committers = [
             GroupCommitter(self.store, max_batch=self.limits.max_batch)
             for _ in range(max(1, writers))

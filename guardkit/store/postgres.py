@@ -89,6 +89,9 @@ def _redact(url: str) -> str:
 class PostgresStore(Store):
     """``PostgresStore("postgresql://user:pass@host/db")``; ``pool_size`` connections at most."""
 
+    #: Transactions on different agents commit in parallel (the server runs several writers).
+    parallel_writers = True
+
     def __init__(self, url: str, *, signer: Signer | None = None, pool_size: int = 8) -> None:
         super().__init__(signer)
         self.url = url

@@ -68,3 +68,15 @@ def test_close_finishes_queued_work(guard: Guard) -> None:
     committer.close()
     assert [f.result() for f in futures] == ["allowed"] * 10
     GroupCommitter(guard.store).close()  # never started: nothing to stop
+
+
+def test_writer_count_follows_the_store(tmp_path: Path) -> None:
+    from guardkit.server import ServerState
+
+    sqlite = ServerState.open(
+        open_store(f"sqlite:///{tmp_path / 'w.db'}"), admin_token="a" * 32, backend_token="b" * 32
+    )
+    memory = ServerState.open(open_store(":memory:"), admin_token="a" * 32, backend_token="b" * 32)
+    assert (len(sqlite.committers), len(memory.committers)) == (1, 1)
+    sqlite.close()
+    memory.close()
