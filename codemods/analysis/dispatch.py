@@ -109,8 +109,11 @@ def _branch_calls(guards: Guards) -> list[tuple[ast.Call, ast.Name, str]]:
     return found
 
 
-def find_dispatch(guards: Guards, agentic: bool) -> tuple[list[ToolSite], list[Dispatch]]:
-    """Tools reached through tables and branches, and the dispatch sites that reach them."""
+def find_dispatch(
+    guards: Guards, agentic: bool
+) -> tuple[list[ToolSite], list[Dispatch], list[ast.Call]]:
+    """Tools reached through tables and branches, the unguarded dispatch sites that reach them,
+    and the dispatch calls that reach a guarded tool (which raises when denied)."""
     keys: dict[str, set[str]] = {}
     tables = _tables(guards.tree.nodes(ast.Assign), keys)
     sites = _table_sites(guards, tables)
@@ -134,19 +137,22 @@ def find_dispatch(guards: Guards, agentic: bool) -> tuple[list[ToolSite], list[D
 
 def _resolve(
     guards: Guards, routes: list[Route], exposed: list[ast.Name]
-) -> tuple[list[ToolSite], list[Dispatch]]:
+) -> tuple[list[ToolSite], list[Dispatch], list[ast.Call]]:
     """Tools are gated when wrapped, or when reached only through guarded dispatch sites; a
     table handed elsewhere (``exposed``, no dispatch site here) needs its functions wrapped."""
     reached: dict[str, list[bool]] = defaultdict(list)
     for name in exposed:
         reached[name.id].append(False)
     dispatches: list[Dispatch] = []
+    raising: list[ast.Call] = []
     for call, names, symbol, allowed in routes:
         guarded = guards.request_before(call, allowed)
         local = [guards.values.functions.get(n.id) for n in names]
         wrapped = [f is not None and guards.function_gated(f) for f in local]
         for name in names:
             reached[name.id].append(guarded)
+        if any(wrapped):
+            raising.append(call)
         if not all(wrapped):
             fixable = all(f is not None for f in local)
             dispatches.append(Dispatch(node=call, symbol=symbol, guarded=guarded, fixable=fixable))
@@ -157,4 +163,4 @@ def _resolve(
             gated = guards.function_gated(func) or all(guarded_paths)
             site = ToolSite(name=target, node=func, how="dispatch", gated=gated, fixable=True)
             tools.append(site)
-    return tools, dispatches
+    return tools, dispatches, raising

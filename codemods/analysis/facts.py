@@ -75,8 +75,8 @@ def analyze(module: ast.Module, catalog: Catalog = DEFAULT_CATALOG) -> ModuleFac
     calls = classify_calls(tree, values, imports)
     guards = Guards(tree, values, imports, calls)
     tools, dispatches = find_tools(guards)
-    more_tools, more_dispatches = find_dispatch(guards, _agentic(tree, bool(calls.model)))
-    escapes = {id(n): n for n in denial_escapes(tree, guards, calls)}
+    more_tools, more_dispatches, raising = find_dispatch(guards, _agentic(tree, bool(calls.model)))
+    escapes = {id(n): n for n in denial_escapes(tree, guards, calls, raising)}
     return ModuleFacts(
         model_calls=tuple(calls.model),
         unbounded_loops=tuple(_unbounded(tree, imports, calls.model, calls.gates)),

@@ -103,10 +103,14 @@ def _denial_test(test: ast.expr) -> bool:
     return False
 
 
-def denial_escapes(tree: Tree, guards: Guards, calls: CallIndex) -> Iterator[ast.AST]:
-    """Raises on a denial, and uncaught ``authorize``/guarded-tool calls, inside agent loops."""
+def denial_escapes(
+    tree: Tree, guards: Guards, calls: CallIndex, raising: list[ast.Call]
+) -> Iterator[ast.AST]:
+    """Raises on a denial, and uncaught ``authorize``/guarded-tool calls (direct, or through a
+    dispatch table in ``raising``), inside agent loops."""
     loops = {ctx.loop for call in calls.model for ctx in call.loops if ctx.in_body}
     gate_ids = {id(g) for g in calls.gates}
+    raising_ids = {id(c) for c in raising}
     for loop in loops:
         for node in ast.walk(loop):
             if isinstance(node, ast.If) and _denial_test(node.test):
@@ -116,7 +120,7 @@ def denial_escapes(tree: Tree, guards: Guards, calls: CallIndex) -> Iterator[ast
             elif (
                 isinstance(node, ast.Call)
                 and id(node) not in gate_ids
-                and _escaping_call(guards, node)
+                and (id(node) in raising_ids or _escaping_call(guards, node))
                 and not _caught(tree, node, loop)
             ):
                 yield node

@@ -122,6 +122,24 @@ class DenialEscapesLoop(Rule):
             line=7,
             column=12,
         ),
+        Invalid(
+            code="""
+            import guardkit
+            import anthropic
+            client = anthropic.Anthropic()
+            @guardkit.tool()
+            def search(q): return q
+            TOOLS = {"search": search}
+            def loop(messages):
+                while len(messages) < 9:
+                    reply = client.messages.create(model="m", messages=messages)
+                    for block in reply.content:
+                        messages.append(TOOLS[block.name](**block.input))
+            """,
+            line=11,
+            column=28,
+            note="a guarded tool run through a dispatch table (as after guardkit fix)",
+        ),
     )
 
     @classmethod
