@@ -14,9 +14,10 @@ from guardkit.store import open_store
 POLICY = {"budget": 100, "scar_limit": 10, "tools": {"buy": {"cost": 1}}}
 
 
-@pytest.fixture
-def guard(tmp_path: Path) -> Guard:
-    shared = SharedStore(open_store(f"sqlite:///{tmp_path / 'g.db'}"))
+@pytest.fixture(params=["sqlite", "memory"])
+def guard(request: pytest.FixtureRequest, tmp_path: Path) -> Guard:
+    url = f"sqlite:///{tmp_path / 'g.db'}" if request.param == "sqlite" else ":memory:"
+    shared = SharedStore(open_store(url))
     guard = Guard(shared)
     guard.create_agent("bot", POLICY)
     guard.create_agent("other", POLICY)
