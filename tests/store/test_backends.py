@@ -5,6 +5,7 @@ The PostgreSQL case needs ``GUARDKIT_TEST_PG``; see ``tests/server/pg.py``.
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -14,7 +15,8 @@ import pytest
 
 from guardkit import Guard
 from guardkit.errors import AgentExists, InvalidInput, NotFound, PolicyError
-from guardkit.store import IdemRecord, Store, open_store
+from guardkit.policy import Policy
+from guardkit.store import AgentState, IdemRecord, Store, open_store
 from guardkit.store.chain import Signer, verify_records
 from tests.server.pg import pg_schema_url
 
@@ -223,3 +225,42 @@ def test_the_rate_window_survives_reopening_and_other_connections(store_url: str
         late = reopened.agent("rated").request("buy")
     assert decisions == ["allowed"] * 3
     assert late["reason"]["code"] == "rate_limited"
+
+
+#: A non-default value for every AgentState field a store must keep. A new field fails the test
+#: below until it has a sample here, and the store keeps it.
+SAMPLES = {
+    "parent_id": "someone",
+    "spent": 5,
+    "scar_score": 2,
+    "alive": False,
+    "termination_reason": "done",
+    "next_action": 7,
+    "actions_allowed": 3,
+    "actions_denied": 1,
+    "actions_pending": 2,
+    "tool_counts": {"buy": 3},
+    "recent_allowed": [1.5, 2.25],
+    "scars": [{"seq": 2, "severity": "minor", "reason": "r", "action_id": None}],
+    "created_at": 12.5,
+}
+DERIVED = {"agent_id", "policy", "public_key", "head_seq", "head_hash", "dirty"}
+
+
+def test_every_agent_field_round_trips(store: Store) -> None:
+    missing = {f.name for f in dataclasses.fields(AgentState)} - DERIVED - set(SAMPLES)
+    assert not missing, f"add a sample for the new AgentState fields {missing}"
+    assert store.signer is not None
+    state = AgentState(
+        agent_id="rt",
+        policy=Policy.from_dict(POLICY),
+        public_key=store.signer.public_key,
+        **SAMPLES,
+    )  # type: ignore[arg-type]
+    with store.transaction() as tx:
+        tx.create(state, 1.0)
+    with store.transaction(write=False) as tx:
+        loaded = tx.agent("rt")
+    for name in (*SAMPLES, "public_key", "head_seq", "head_hash"):
+        assert getattr(loaded, name) == getattr(state, name), name
+    assert loaded.policy.to_dict() == state.policy.to_dict()
