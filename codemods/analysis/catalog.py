@@ -68,9 +68,15 @@ METHODS: dict[str, tuple[str, ...]] = {
         "aio.models.generate_content",
         "aio.models.generate_content_stream",
     ),
+    "genai_chat": ("send_message", "send_message_stream"),
     "ollama": ("chat", "generate"),
     "mistral": ("chat.complete", "chat.complete_async", "chat.stream"),
     "langchain": _LANGCHAIN_METHODS,
+}
+
+#: kind -> method chains that return a session of another kind (a chat that remembers turns)
+SESSIONS: dict[str, dict[str, str]] = {
+    "genai": {"chats.create": "genai_chat", "aio.chats.create": "genai_chat"},
 }
 
 #: methods that return a client of the same kind (``llm.bind_tools(tools)``)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 
-from .catalog import REBINDERS, TOOL_SERVER_CLIENTS, Catalog  # noqa: TID251
+from .catalog import REBINDERS, SESSIONS, TOOL_SERVER_CLIENTS, Catalog  # noqa: TID251
 from .imports import ImportMap  # noqa: TID251
 from .tree import FUNCTION_NODES, Tree, dotted  # noqa: TID251
 
@@ -118,8 +118,22 @@ class Values:
             return found
         if isinstance(call.func, ast.Attribute) and call.func.attr in REBINDERS:
             return self.kind(call.func.value, at)
+        session = self._session_kind(call.func, at)
+        if session:
+            return session
         target = self.callee(call, at)
         return self.returns.get(target[0]) if target else None
+
+    def _session_kind(self, func: ast.expr, at: ast.AST) -> str | None:
+        """``client.chats.create(...)`` on a genai client returns a chat session, and so on."""
+        chain: list[str] = []
+        while isinstance(func, ast.Attribute):
+            chain.insert(0, func.attr)
+            func = func.value
+            kind = self.kind(func, at)
+            if kind:
+                return SESSIONS.get(kind, {}).get(".".join(chain))
+        return None
 
     def _chain(self, at: ast.AST) -> list[ast.AST]:
         chain: list[ast.AST] = [

@@ -183,6 +183,18 @@ class UnboundedModelLoop(Rule):
             column=4,
             note="a condition the model controls",
         ),
+        Invalid(
+            code="""
+            from google import genai
+            client = genai.Client()
+            chat = client.chats.create(model="gemini-2.0-flash")
+            while True:
+                print(chat.send_message(input("> ")).text)
+            """,
+            line=4,
+            column=0,
+            note="a Gemini chat session",
+        ),
     )
 
     @classmethod
