@@ -16,7 +16,7 @@ import pytest
 from guardkit import Guard
 from guardkit.errors import AgentExists, InvalidInput, NotFound, PolicyError
 from guardkit.policy import Policy
-from guardkit.store import AgentState, IdemRecord, Store, open_store
+from guardkit.store import ActionRow, AgentState, IdemRecord, Store, open_store
 from guardkit.store.chain import Signer, verify_records
 from tests.server.pg import pg_schema_url
 
@@ -264,3 +264,32 @@ def test_every_agent_field_round_trips(store: Store) -> None:
     for name in (*SAMPLES, "public_key", "head_seq", "head_hash"):
         assert getattr(loaded, name) == getattr(state, name), name
     assert loaded.policy.to_dict() == state.policy.to_dict()
+
+
+ACTION_SAMPLES = {
+    "tool": "buy",
+    "input_json": '{"a":1}',
+    "input_sha256": "0" * 64,
+    "cost": 4,
+    "status": "completed",
+    "requested_at": 3.5,
+    "requested_seq": 2,
+    "outcome": "failure",
+    "reason": {"code": "x"},
+    "allowed_at": 4.5,
+    "approved_by": "alice",
+}
+
+
+def test_every_action_field_round_trips(store: Store) -> None:
+    names = {f.name for f in dataclasses.fields(ActionRow)} - {"agent_id", "number", "stored"}
+    assert names == set(ACTION_SAMPLES), "add a sample for the new ActionRow fields"
+    Guard(store).create_agent("bot", POLICY)
+    row = ActionRow(agent_id="bot", number=1, **ACTION_SAMPLES)  # type: ignore[arg-type]
+    with store.transaction() as tx:
+        tx.put_action(row)
+    with store.transaction(write=False) as tx:
+        loaded = tx.get_action("bot", 1)
+    assert loaded is not None
+    for name in ACTION_SAMPLES:
+        assert getattr(loaded, name) == getattr(row, name), name
