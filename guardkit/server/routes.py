@@ -18,7 +18,7 @@ from starlette.routing import BaseRoute, Route
 
 from guardkit.decisions import ActionStatus, Severity
 from guardkit.errors import InvalidInput
-from guardkit.server.auth import Access
+from guardkit.server.auth import Access, Role
 from guardkit.server.endpoint import Ctx, endpoint
 
 __all__ = ["api_routes"]
@@ -135,7 +135,7 @@ async def read_action(ctx: Ctx) -> Any:
 async def outcome(ctx: Ctx) -> Any:
     body = await ctx.body("Outcome")
     engine, agent_id, action_id = ctx.state.guard.engine, ctx.agent_id, ctx.action_id
-    operator = ctx.caller is not None and ctx.caller.role.value == "admin"
+    operator = ctx.caller is not None and ctx.caller.role is Role.ADMIN
     status, detail = body["status"], body.get("detail") or ""
     return await ctx.state.committed(
         lambda: engine.report(agent_id, action_id, status, detail, operator=operator), agent_id
