@@ -742,7 +742,7 @@ class Engine:
                 if missing is not None and state.head_seq == folded.head_seq:
                     self._terminate(tx, state, missing, "guard (replay)", self.clock())
                     folded.alive, folded.termination_reason = False, missing
-                    folded.head_seq = state.head_seq
+                    folded.head_seq, folded.head_hash = state.head_seq, state.head_hash
                 mismatch = _compare(state, folded)
         except PolicyError as exc:
             # One agent's unreadable policy quarantines that agent, not the whole guard.
@@ -795,8 +795,12 @@ def _compare(state: AgentState, folded: Any) -> str | None:
         "alive": (state.alive, folded.alive),
         "next_action": (state.next_action, folded.next_action),
         "head_seq": (state.head_seq, folded.head_seq),
+        "head_hash": (state.head_hash, folded.head_hash),
         "actions_allowed": (state.actions_allowed, folded.actions_allowed),
+        "actions_denied": (state.actions_denied, folded.actions_denied),
         "actions_pending": (state.actions_pending, len(folded.pending)),
+        "tool_counts": (state.tool_counts, folded.tool_counts),
+        "scars": (len(state.scars), folded.scars),
     }
     for name, (mine, theirs) in pairs.items():
         if mine != theirs:
