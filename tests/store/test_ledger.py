@@ -195,6 +195,20 @@ def _overwrite_spent(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE agents SET spent = 0 WHERE agent_id = 'bot'")
 
 
+def _reset_call_counts(conn: sqlite3.Connection) -> None:
+    """Forget how often each tool was allowed: would lift every ``max_calls`` cap."""
+    conn.execute("UPDATE agents SET tool_counts = '{}' WHERE agent_id = 'bot'")
+
+
+def _overwrite_head_hash(conn: sqlite3.Connection) -> None:
+    """The next append would chain onto a hash the ledger does not end with."""
+    conn.execute("UPDATE agents SET head_hash = ? WHERE agent_id = 'bot'", ("ab" * 32,))
+
+
+def _zero_denials(conn: sqlite3.Connection) -> None:
+    conn.execute("UPDATE agents SET actions_denied = 0 WHERE agent_id = 'bot'")
+
+
 def _forge_rehashed(conn: sqlite3.Connection) -> None:
     """Edit a payload and recompute its hash: the next record's prev_hash then breaks."""
     from guardkit.store.chain import record_hash
@@ -219,9 +233,21 @@ def _forge_rehashed(conn: sqlite3.Connection) -> None:
         (_delete_middle, "seq"),
         (_swap, ""),
         (_overwrite_spent, "spent"),
+        (_reset_call_counts, "tool_counts"),
+        (_overwrite_head_hash, "head_hash"),
+        (_zero_denials, "actions_denied"),
         (_forge_rehashed, "prev_hash"),
     ],
-    ids=["edit-payload", "delete-middle", "swap", "materialised-spent", "rehash"],
+    ids=[
+        "edit-payload",
+        "delete-middle",
+        "swap",
+        "materialised-spent",
+        "materialised-tool-counts",
+        "materialised-head-hash",
+        "materialised-denials",
+        "rehash",
+    ],
 )
 def test_tampering_quarantines_exactly_that_agent(db_path, raw_db, tamper, message) -> None:
     with Guard(db_path) as guard:
@@ -249,8 +275,10 @@ def test_tampering_quarantines_exactly_that_agent(db_path, raw_db, tamper, messa
         # The other agent keeps working, and its chain still verifies.
         assert guard.agent("other").request("llm_turn", {})["decision"] == "allowed"
         assert guard.verify("other")["ok"]
-        if tamper is not _overwrite_spent:
+        if tamper.__name__.startswith("_forge") or tamper in (_edit_payload, _delete_middle, _swap):
             assert guard.verify("bot")["ok"] is False
+        else:  # the ledger itself is intact; only the row built from it is wrong
+            assert guard.verify("bot")["ok"] is True
     with Guard(db_path) as guard:  # quarantine is decided afresh on every open
         assert set(guard.quarantined) == {"bot"}
 
