@@ -6,9 +6,9 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from fnmatch import fnmatch
 from functools import partial
 from pathlib import Path
@@ -88,8 +88,13 @@ def scan_paths(
     cache: ScanCache | None = None,
     progress: Progress | None = None,
 ) -> list[FileResult]:
-    """Scan ``files`` (absolute paths); ``jobs=0`` means one worker per CPU."""
+    """Scan ``files`` (absolute paths); ``jobs=0`` means one worker per CPU.
+
+    Files are analysed (and cached) with every rule; ``select``/``ignore`` filter afterwards, so
+    a run with a different selection reuses the cache and never sees a filtered entry.
+    """
     jobs = jobs or os.cpu_count() or 1
+    every_rule = replace(config, select=(), ignore=())
     results: dict[str, FileResult] = {}
     stats: dict[str, os.stat_result] = {}
     pending: list[str] = []
@@ -104,7 +109,7 @@ def scan_paths(
             pending.append(path)
         else:
             results[path] = hit
-    for done, (result, hexdigest) in enumerate(_analyse(pending, config, jobs), 1):
+    for done, (result, hexdigest) in enumerate(_analyse(pending, every_rule, jobs), 1):
         results[result.path] = result
         if cache is not None and hexdigest:
             cache.store(result, stats[result.path], hexdigest)
@@ -112,8 +117,10 @@ def scan_paths(
             progress(done, len(pending))
     if cache is not None:
         cache.save()
-    return [results[p] for p in files]
+    return [_selected(results[p], config) for p in files]
 
 
-def stderr_is_terminal() -> bool:
-    return sys.stderr.isatty()
+def _selected(result: FileResult, config: Config) -> FileResult:
+    if not (config.select or config.ignore):
+        return result
+    return replace(result, findings=tuple(f for f in result.findings if config.enabled(f.rule)))

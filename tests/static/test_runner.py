@@ -96,3 +96,13 @@ def test_public_api(project: Path) -> None:
     results = api_scan("src")
     assert [Path(r.path).name for r in results] == ["agent.py", "util.py"]
     assert results[1].skipped  # the prefilter rejected it without parsing
+
+
+def test_selection_is_applied_after_the_cache(project: Path) -> None:
+    files = discover(["src"])
+    only_loops = Config(select=("GK101",))
+    first = scan_paths(files, only_loops, jobs=1, cache=ScanCache(project / "c", "x"))
+    assert {f.rule for r in first for f in r.findings} == {"GK101"}
+    everything = scan_paths(files, Config(), jobs=1, cache=ScanCache(project / "c", "x"))
+    assert all(r.cached for r in everything)
+    assert {f.rule for r in everything for f in r.findings} == {"GK101", "GK102"}
