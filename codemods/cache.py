@@ -3,7 +3,7 @@
 One JSON file per cache directory holds, for each absolute path, its ``(mtime_ns, size)``, the
 BLAKE2 digest of its bytes and its result. A file whose stat is unchanged is not even read; one
 whose stat changed but whose digest matches is not parsed. The cache is dropped whole when the
-analyzer version or the configuration's fingerprint changes.
+analysis sources (hashed at import) or the configuration's fingerprint change.
 """
 
 from __future__ import annotations
@@ -19,12 +19,22 @@ from .findings import FileResult  # noqa: TID251
 
 __all__ = ["ANALYZER_VERSION", "ScanCache", "digest"]
 
-ANALYZER_VERSION = "1"
 _FILE = "scan.json"
+_HERE = Path(__file__).resolve().parent
+
+
+def _analyzer_version() -> str:
+    """A digest of the analysis sources: any change to the rules invalidates every cache."""
+    sources = sorted([*_HERE.glob("analysis/*.py"), *_HERE.glob("rules/*.py")])
+    sources += [_HERE / "engine.py", _HERE / "suppress.py", _HERE / "findings.py"]
+    return digest(b"".join(p.read_bytes() for p in sources))
 
 
 def digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+ANALYZER_VERSION = _analyzer_version()
 
 
 class ScanCache:
