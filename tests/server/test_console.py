@@ -133,3 +133,16 @@ def test_agent_ids_and_log_are_text(server: Server, page: Any) -> None:
     page.get_by_role("button", name="Verify").click()
     page.locator("#message").filter(has_text="Ledger verifies").wait_for()
     assert page.evaluate("window.__pwned") is None
+
+
+def test_operator_terminates_an_agent_from_the_page(server: Server, page: Any) -> None:
+    agent_id, _ = server.new_agent(POLICY)
+    page.click("#refresh")
+    row = page.locator(f"#agents tr[data-agent='{agent_id}']")
+    row.get_by_role("button", name="Details").click()
+    page.once("dialog", lambda dialog: dialog.accept("runaway spending"))
+    page.get_by_role("button", name="Terminate").click()
+    row.filter(has_text="terminated: runaway spending").wait_for()
+    with server.admin() as admin:
+        status = admin.status(agent_id)
+    assert (status["alive"], status["termination_reason"]) == (False, "runaway spending")
