@@ -58,7 +58,8 @@ def rules(*, approval: bool | None = None) -> st.SearchStrategy[dict[str, Any]]:
 
 def _mostly(usual: st.SearchStrategy[int], edge: st.SearchStrategy[int]) -> st.SearchStrategy[int]:
     """``usual`` four times in five, else ``edge`` (tiny budgets and scar limits end runs early)."""
-    return st.integers(0, 4).flatmap(lambda k: edge if k == 0 else usual)
+    # Hypothesis favours 0 when it draws, so 0 picks the usual branch.
+    return st.integers(0, 4).flatmap(lambda k: edge if k == 4 else usual)
 
 
 @st.composite
@@ -83,8 +84,11 @@ def policies(draw: st.DrawFn, *, budget: st.SearchStrategy[int] | None = None) -
 
 tool_names = st.sampled_from(LISTED_TOOLS + UNLISTED_TOOLS)
 declared_costs = st.none() | st.integers(0, 8)
+#: Small inputs: stateful runs draw many, and hypothesis caps the bytes one run may draw.
 inputs = st.none() | st.dictionaries(
-    st.text(min_size=1, max_size=5), st.integers() | st.text(max_size=10), max_size=3
+    st.sampled_from(["q", "path", "amount", "ü"]),
+    st.integers(-5, 5) | st.sampled_from(["", "x", "héllo", "✓"]),
+    max_size=2,
 )
 
 #: One step of an agent's run: ``(tool, input, declared cost, outcome to report if allowed)``.
