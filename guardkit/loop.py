@@ -20,6 +20,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from guardkit import tracing
 from guardkit.errors import GuardError, InvalidState, denial_text
 from guardkit.protocols import AgentGuard, Model, ModelReply, ToolCall
 
@@ -117,6 +118,7 @@ class ToolResult:
 CostFn = Callable[[Mapping[str, Any]], Any]
 
 
+@tracing.traced_run
 def run(
     model: Model,
     guard: AgentGuard,
@@ -240,6 +242,7 @@ def _model_turn(
     return reply
 
 
+@tracing.traced_tool_call
 def run_tool_call(
     guard: AgentGuard,
     tools: Mapping[str, Callable[..., Any]],
@@ -350,6 +353,7 @@ class AsyncModel(Protocol):
     def tool_result_message(self, call: ToolCall, result: str, *, is_error: bool) -> Any: ...
 
 
+@tracing.traced_run
 async def arun(
     model: AsyncModel,
     guard: AgentGuard,
