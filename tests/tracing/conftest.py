@@ -143,4 +143,3 @@ def guarded_call(
 @pytest.fixture
 def call() -> Callable[..., Any]:
     return guarded_call
-
