@@ -22,12 +22,19 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
+	$(BIN)/mypy --strict codemods
+	$(BIN)/mypy --strict plugins
+	$(BIN)/mypy --strict tests/typing
 
 test: lint typecheck
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/guard_overhead.py
+	$(BIN)/python benchmarks/tool_overhead.py
+	$(BIN)/python benchmarks/tracing_overhead.py
+	$(BIN)/python benchmarks/scan_speed.py
+	$(BIN)/python benchmarks/server_load.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -9,14 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import Config, find_pyproject, load_config  # noqa: TID251
-from .findings import FileResult, Finding  # noqa: TID251
-from .rules import RULES  # noqa: TID251
-from .runner import discover, scan_paths  # noqa: TID251
+from .config import Config, find_pyproject, load_config
+from .findings import FileResult, Finding
+from .rules import RULES
+from .runner import discover, scan_paths
 
 if TYPE_CHECKING:
-    from .fixer import FixResult  # noqa: TID251
-    from .transforms import TRANSFORMS  # noqa: TID251
+    from .fixer import FixResult
+    from .transforms import TRANSFORMS
 
 __all__ = [
     "scan",
@@ -33,11 +33,11 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # libcst is imported only when fixing: scanning (and a warm re-scan) never pays for it.
     if name == "TRANSFORMS":
-        from .transforms import TRANSFORMS  # noqa: TID251
+        from .transforms import TRANSFORMS
 
         return TRANSFORMS
     if name == "FixResult":
-        from .fixer import FixResult  # noqa: TID251
+        from .fixer import FixResult
 
         return FixResult
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -63,7 +63,7 @@ def fix(
     paths: list[str] | str, *, write: bool = False, config: Config | None = None, jobs: int = 1
 ) -> list[FixResult]:
     """Apply the codemods; with ``write`` changed files are rewritten in place."""
-    from .fixer import fix_paths  # noqa: TID251
+    from .fixer import fix_paths
 
     targets = [paths] if isinstance(paths, str) else list(paths)
     resolved = _config(targets, config)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .cli import fix, scan  # noqa: TID251
+from .cli import fix, scan
 
 
 @click.group()

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .findings import FileResult  # noqa: TID251
+from .findings import FileResult
 
 __all__ = ["ANALYZER_VERSION", "ScanCache", "digest"]
 

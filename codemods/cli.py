@@ -15,11 +15,11 @@ from typing import IO
 
 import click
 
-from .cache import ScanCache  # noqa: TID251
-from .config import Config, find_pyproject, load_config  # noqa: TID251
-from .findings import FileResult  # noqa: TID251
-from .rules import RULES_BY_ID  # noqa: TID251
-from .runner import Progress, discover, scan_paths  # noqa: TID251
+from .cache import ScanCache
+from .config import Config, find_pyproject, load_config
+from .findings import FileResult
+from .rules import RULES_BY_ID
+from .runner import Progress, discover, scan_paths
 
 __all__ = ["fix", "scan"]
 
@@ -95,14 +95,14 @@ def _explain(ctx: click.Context, _param: click.Parameter, value: str | None) -> 
 
 def _render(results: list[FileResult], fmt: str) -> str:
     if fmt == "json":
-        from .output.json_report import render_json  # noqa: TID251
+        from .output.json_report import render_json
 
         return render_json(results)
     if fmt == "sarif":
-        from .output.sarif import render_sarif  # noqa: TID251
+        from .output.sarif import render_sarif
 
         return render_sarif(results)
-    from .output.text import render_text  # noqa: TID251
+    from .output.text import render_text
 
     return render_text(results)
 
@@ -175,7 +175,7 @@ def fix(
     max_turns: int | None,
 ) -> None:
     """Insert guards: @guardkit.tool(), llm_turn gates and turn counters."""
-    from .fixer import fix_paths, unified_diff  # noqa: TID251
+    from .fixer import fix_paths, unified_diff
 
     config = _load(paths, config_file, _split(select), _split(ignore))
     if max_turns is not None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .analysis.catalog import DEFAULT_CATALOG, Catalog  # noqa: TID251
+from .analysis.catalog import DEFAULT_CATALOG, Catalog
 
 __all__ = ["Config", "find_pyproject", "load_config"]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .rules import RULES, Rule  # noqa: TID251
-from .testing import dedent  # noqa: TID251
+from .rules import RULES, Rule
+from .testing import dedent
 
 __all__ = ["render_rules"]
 

@@ -9,12 +9,12 @@ import ast
 import warnings
 from pathlib import Path
 
-from .analysis.facts import analyze  # noqa: TID251
-from .analysis.prefilter import might_match  # noqa: TID251
-from .config import Config  # noqa: TID251
-from .findings import FileResult, Finding  # noqa: TID251
-from .rules import RULES  # noqa: TID251
-from .suppress import suppressed  # noqa: TID251
+from .analysis.facts import analyze
+from .analysis.prefilter import might_match
+from .config import Config
+from .findings import FileResult, Finding
+from .rules import RULES
+from .suppress import suppressed
 
 __all__ = ["scan_file", "scan_source"]
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from libcst.codemod import CodemodContext, TransformFailure, TransformSuccess, transform_module
 
-from .analysis.prefilter import might_match  # noqa: TID251
-from .config import Config  # noqa: TID251
-from .engine import scan_source  # noqa: TID251
-from .transforms import TRANSFORMS, FindingCodemod  # noqa: TID251
+from .analysis.prefilter import might_match
+from .config import Config
+from .engine import scan_source
+from .transforms import TRANSFORMS, FindingCodemod
 
 __all__ = ["FixResult", "fix_paths", "fix_source", "unified_diff"]
 

@@ -13,10 +13,10 @@ from fnmatch import fnmatch
 from functools import partial
 from pathlib import Path
 
-from .cache import ScanCache, digest  # noqa: TID251
-from .config import Config  # noqa: TID251
-from .engine import scan_source  # noqa: TID251
-from .findings import FileResult  # noqa: TID251
+from .cache import ScanCache, digest
+from .config import Config
+from .engine import scan_source
+from .findings import FileResult
 
 __all__ = ["discover", "scan_paths"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from .findings import Finding  # noqa: TID251
+from .findings import Finding
 
 __all__ = ["suppressed"]
 

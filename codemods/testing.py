@@ -18,12 +18,12 @@ from libcst.codemod import (
     transform_module,
 )
 
-from .config import Config  # noqa: TID251
-from .engine import scan_source  # noqa: TID251
-from .findings import Finding  # noqa: TID251
-from .fixer import fix_source  # noqa: TID251
-from .rules import Invalid, Rule, Valid  # noqa: TID251
-from .transforms import FindingCodemod  # noqa: TID251
+from .config import Config
+from .engine import scan_source
+from .findings import Finding
+from .fixer import fix_source
+from .rules import Invalid, Rule, Valid
+from .transforms import FindingCodemod
 
 __all__ = ["assert_codemod", "check_example", "dedent", "findings_of"]
 

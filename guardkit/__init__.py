@@ -105,3 +105,22 @@ for _name in __all__:
     if hasattr(_obj, "__module__") and isinstance(_obj, type):
         _obj.__module__ = "guardkit"
 del _name, _obj
+
+#: The HTTP clients need httpx (the ``server`` or ``client`` extra), so they load on first use.
+_HTTP_CLIENTS = ("AgentClient", "AdminClient", "BackendClient")
+
+
+def __getattr__(name: str) -> object:
+    if name in _HTTP_CLIENTS:
+        try:
+            from guardkit import client
+        except ImportError as exc:  # pragma: no cover - depends on the installed extras
+            raise ImportError(
+                f"guardkit.{name} needs httpx: pip install 'guardkit[client]'"
+            ) from exc
+        return getattr(client, name)
+    raise AttributeError(f"module 'guardkit' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*__all__, *_HTTP_CLIENTS])

@@ -1,1 +1,1 @@
-"""Integrations of guardkit with pytest, model providers and agent frameworks (installed as guardkit.plugins)."""
+"""Integrations of guardkit with pytest, model providers and agent frameworks."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from guardkit.protocols import ToolCall
 
-from ._schema import validate  # noqa: TID251 - a sibling; mypy checks plugins/ as a package
+from ._schema import validate
 
 __all__ = ["CallChecks", "require"]
 

@@ -36,8 +36,8 @@ from typing import Any
 
 from guardkit.protocols import ModelReply, ToolCall
 
-from ._adapter import CallChecks, require  # noqa: TID251 - a sibling, see _adapter
-from ._schema import tool_schema, tool_schemas  # noqa: TID251 - a sibling, see _adapter
+from ._adapter import CallChecks, require
+from ._schema import tool_schema, tool_schemas
 
 __all__ = [
     "FALLBACK_BETA",

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import guard_coverage as coverage  # noqa: TID251 - a sibling; stdlib-only at import
-from . import guard_fixtures as fixtures  # noqa: TID251 - a sibling; stdlib-only at import
+from . import guard_coverage as coverage
+from . import guard_fixtures as fixtures
 
 if TYPE_CHECKING:
     from guardkit.local import Guard, LocalAgent

@@ -11,8 +11,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: What each top-level folder may not import (besides the bare folder names, always banned).
 FORBIDDEN = {
-    "codemods": ("guardkit.engine", "guardkit.store", "guardkit.local", "guardkit.server",
-                 "guardkit.tools", "guardkit.loop", "guardkit.plugins"),
+    "codemods": (
+        "guardkit.engine",
+        "guardkit.store",
+        "guardkit.local",
+        "guardkit.server",
+        "guardkit.tools",
+        "guardkit.loop",
+        "guardkit.plugins",
+    ),
     "plugins": (),
 }
 

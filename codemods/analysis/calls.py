@@ -9,9 +9,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .imports import ImportMap  # noqa: TID251
-from .tree import LoopContext, Tree, dotted  # noqa: TID251
-from .values import GUARDKIT, Values  # noqa: TID251
+from .imports import ImportMap
+from .tree import LoopContext, Tree, dotted
+from .values import GUARDKIT, Values
 
 __all__ = ["ModelCall", "classify_calls", "is_guard_receiver"]
 

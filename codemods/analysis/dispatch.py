@@ -10,9 +10,9 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 
-from .guards import Guards  # noqa: TID251
-from .tools import Dispatch, ToolSite  # noqa: TID251
-from .tree import dotted  # noqa: TID251
+from .guards import Guards
+from .tools import Dispatch, ToolSite
+from .tree import dotted
 
 __all__ = ["find_dispatch"]
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .calls import ModelCall, classify_calls  # noqa: TID251
-from .catalog import DEFAULT_CATALOG, Catalog  # noqa: TID251
-from .dispatch import find_dispatch  # noqa: TID251
-from .guards import Guards  # noqa: TID251
-from .imports import ImportMap  # noqa: TID251
-from .loops import is_bounded  # noqa: TID251
-from .risks import denial_escapes, model_supplied_costs  # noqa: TID251
-from .tools import Dispatch, ToolSite, find_tools  # noqa: TID251
-from .tree import Tree  # noqa: TID251
+from .calls import ModelCall, classify_calls
+from .catalog import DEFAULT_CATALOG, Catalog
+from .dispatch import find_dispatch
+from .guards import Guards
+from .imports import ImportMap
+from .loops import is_bounded
+from .risks import denial_escapes, model_supplied_costs
+from .tools import Dispatch, ToolSite, find_tools
+from .tree import Tree
 
 __all__ = ["ModuleFacts", "analyze"]
 
@@ -67,7 +67,7 @@ def _unique_tools(tools: list[ToolSite]) -> list[ToolSite]:
 
 def analyze(module: ast.Module, catalog: Catalog = DEFAULT_CATALOG) -> ModuleFacts:
     """Analyse a parsed module."""
-    from .values import Values  # noqa: TID251
+    from .values import Values
 
     tree = Tree(module)
     imports = ImportMap(tree.nodes(ast.Import, ast.ImportFrom))

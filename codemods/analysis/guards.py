@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from .calls import CallIndex  # noqa: TID251
-from .imports import ImportMap  # noqa: TID251
-from .tree import Tree, dotted  # noqa: TID251
-from .values import GUARDKIT, Values  # noqa: TID251
+from .calls import CallIndex
+from .imports import ImportMap
+from .tree import Tree, dotted
+from .values import GUARDKIT, Values
 
 __all__ = ["Guards"]
 

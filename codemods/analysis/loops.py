@@ -12,8 +12,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from .imports import ImportMap  # noqa: TID251
-from .tree import SCOPE_NODES, Tree, dotted  # noqa: TID251
+from .imports import ImportMap
+from .tree import SCOPE_NODES, Tree, dotted
 
 __all__ = ["is_bounded"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .catalog import Catalog  # noqa: TID251
+from .catalog import Catalog
 
 __all__ = ["might_match"]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from .calls import CallIndex  # noqa: TID251
-from .guards import Guards  # noqa: TID251
-from .tree import FUNCTION_NODES, Tree, dotted  # noqa: TID251
+from .calls import CallIndex
+from .guards import Guards
+from .tree import FUNCTION_NODES, Tree, dotted
 
 __all__ = ["denial_escapes", "model_supplied_costs"]
 

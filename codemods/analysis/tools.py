@@ -9,9 +9,9 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .catalog import TOOL_BASES, TOOL_CONSTRUCTORS  # noqa: TID251
-from .guards import Guards  # noqa: TID251
-from .tree import dotted  # noqa: TID251
+from .catalog import TOOL_BASES, TOOL_CONSTRUCTORS
+from .guards import Guards
+from .tree import dotted
 
 __all__ = ["Dispatch", "ToolSite", "find_tools"]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 
-from .catalog import REBINDERS, SESSIONS, TOOL_SERVER_CLIENTS, Catalog  # noqa: TID251
-from .imports import ImportMap  # noqa: TID251
-from .tree import FUNCTION_NODES, Tree, dotted  # noqa: TID251
+from .catalog import REBINDERS, SESSIONS, TOOL_SERVER_CLIENTS, Catalog
+from .imports import ImportMap
+from .tree import FUNCTION_NODES, Tree, dotted
 
 __all__ = ["GUARDKIT", "Values"]
 

@@ -13,8 +13,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..findings import FileResult, Finding  # noqa: TID251, TID252
-from ..rules import RULES  # noqa: TID251, TID252
+from ..findings import FileResult, Finding
+from ..rules import RULES
 
 __all__ = ["render_sarif"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ..findings import FileResult  # noqa: TID251, TID252
+from ..findings import FileResult
 
 __all__ = ["render_text"]
 

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..analysis.facts import ModuleFacts  # noqa: TID251, TID252
-from ..findings import Finding  # noqa: TID251, TID252
+from ..analysis.facts import ModuleFacts
+from ..findings import Finding
 
 __all__ = ["Invalid", "Rule", "Valid"]
 

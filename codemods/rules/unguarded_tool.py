@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ..analysis.facts import ModuleFacts  # noqa: TID251, TID252
-from ..findings import Finding  # noqa: TID251, TID252
-from .base import Invalid, Rule, Valid, header_end  # noqa: TID251
+from ..analysis.facts import ModuleFacts
+from ..findings import Finding
+from .base import Invalid, Rule, Valid, header_end
 
 
 class UnguardedTool(Rule):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .add_tool_guard import AddToolGuard  # noqa: TID251
-from .base import FindingCodemod  # noqa: TID251
-from .bound_model_loops import BoundModelLoops  # noqa: TID251
-from .gate_model_calls import GateModelCalls  # noqa: TID251
+from .add_tool_guard import AddToolGuard
+from .base import FindingCodemod
+from .bound_model_loops import BoundModelLoops
+from .gate_model_calls import GateModelCalls
 
 __all__ = ["TRANSFORMS", "AddToolGuard", "BoundModelLoops", "FindingCodemod", "GateModelCalls"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from .base import FindingCodemod  # noqa: TID251
+from .base import FindingCodemod
 
 __all__ = ["AddToolGuard"]
 

@@ -15,8 +15,8 @@ import libcst as cst
 from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
 from libcst.metadata import PositionProvider
 
-from ..config import Config  # noqa: TID251, TID252
-from ..engine import scan_source  # noqa: TID251, TID252
+from ..config import Config
+from ..engine import scan_source
 
 __all__ = ["FindingCodemod"]
 

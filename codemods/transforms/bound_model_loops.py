@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from .base import FindingCodemod  # noqa: TID251
+from .base import FindingCodemod
 
 __all__ = ["BoundModelLoops"]
 

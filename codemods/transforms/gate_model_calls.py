@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from .base import FindingCodemod  # noqa: TID251
+from .base import FindingCodemod
 
 __all__ = ["GateModelCalls"]
 
