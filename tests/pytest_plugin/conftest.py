@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from typing import Any
 
@@ -68,6 +69,14 @@ def test_dynamic_delete(guard_agent):
     tool = getattr(app, "delete" + "_file")
     assert tool("/tmp/x") == "deleted /tmp/x"
 """
+
+
+@pytest.fixture(autouse=True)
+def _forget_the_real_agents_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The inner runs are in-process: once another test imported the installed OpenAI Agents SDK
+    # (package ``agents``), the projects' own ``agents.py`` stand-ins would lose to the cached one.
+    for name in [m for m in sys.modules if m == "agents" or m.startswith("agents.")]:
+        monkeypatch.delitem(sys.modules, name)
 
 
 @pytest.fixture
