@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import ast
 import re
 from collections.abc import Iterator
@@ -36,7 +37,7 @@ class Invalid:
     fixed: str | None = None
 
 
-class Rule:
+class Rule(abc.ABC):
     """A static rule: a stable id, a message, an explanation, fix advice and examples."""
 
     ID: ClassVar[str]
@@ -58,8 +59,9 @@ class Rule:
         return " ".join([words[0], *(w.lower() for w in words[1:])])
 
     @classmethod
+    @abc.abstractmethod
     def check(cls, facts: ModuleFacts, path: str) -> Iterator[Finding]:
-        raise NotImplementedError
+        """The rule's findings in one module; every rule defines it."""
 
     @classmethod
     def finding(
