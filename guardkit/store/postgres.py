@@ -26,6 +26,12 @@ from guardkit._canonical import canonical_json
 from guardkit.errors import AgentExists, NotFound
 from guardkit.policy import Policy
 from guardkit.store._errors import translate_errors
+from guardkit.store._rows import (
+    action_from_columns,
+    action_values,
+    agent_values,
+    reason_json,
+)
 from guardkit.store.base import ActionRow, AgentState, IdemRecord, Store, Transaction
 from guardkit.store.chain import Record, Signer
 
@@ -65,8 +71,6 @@ CREATE TABLE IF NOT EXISTS idempotency (
     action_id TEXT, agent_id TEXT);
 """
 
-_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-_sorted = json.JSONEncoder(separators=(",", ":"), sort_keys=True).encode
 _AGENT_COLUMNS = (
     "parent_id, policy, public_key, spent, scar_score, alive, termination_reason, next_action, "
     "head_seq, head_hash, actions_allowed, actions_denied, actions_pending, tool_counts, scars, "
@@ -198,24 +202,6 @@ class _PgTransaction(Transaction):
             created_at=row[16],
         )
 
-    @staticmethod
-    def _agent_values(state: AgentState) -> tuple[Any, ...]:
-        return (
-            state.spent,
-            state.scar_score,
-            state.alive,
-            state.termination_reason,
-            state.next_action,
-            state.head_seq,
-            state.head_hash,
-            state.actions_allowed,
-            state.actions_denied,
-            state.actions_pending,
-            _compact(state.tool_counts),
-            _compact(state.scars),
-            _compact(state.recent_allowed),
-        )
-
     def _insert_agent(self, state: AgentState) -> None:
         self.cur.execute(
             f"INSERT INTO agents (agent_id, {_AGENT_COLUMNS}) VALUES "
@@ -226,7 +212,7 @@ class _PgTransaction(Transaction):
                 state.parent_id,
                 canonical_json(state.policy.to_dict()),
                 state.public_key,
-                *self._agent_values(state),
+                *agent_values(state),
                 state.created_at,
             ),
         )
@@ -238,7 +224,7 @@ class _PgTransaction(Transaction):
             "UPDATE agents SET spent=%s, scar_score=%s, alive=%s, termination_reason=%s, "
             "next_action=%s, head_seq=%s, head_hash=%s, actions_allowed=%s, actions_denied=%s, "
             "actions_pending=%s, tool_counts=%s, scars=%s, recent_allowed=%s WHERE agent_id=%s",
-            (*self._agent_values(state), state.agent_id),
+            (*agent_values(state), state.agent_id),
         )
 
     def _write_records(self, records: list[tuple[str, Record]]) -> None:
@@ -261,12 +247,12 @@ class _PgTransaction(Transaction):
         )
 
     def _write_actions(self, rows: list[ActionRow]) -> None:
-        inserts = [_action_values(row) for row in rows if not row.stored]
+        inserts = [action_values(row) for row in rows if not row.stored]
         updates = [
             (
                 row.status,
                 row.outcome,
-                _reason(row),
+                reason_json(row),
                 row.allowed_at,
                 row.approved_by,
                 row.agent_id,
@@ -327,7 +313,7 @@ class _PgTransaction(Transaction):
             f"SELECT {_ACTION_COLUMNS} FROM actions WHERE agent_id = %s AND number = %s",
             (agent_id, number),
         )
-        return None if row is None else _action_row(row)
+        return None if row is None else action_from_columns(row)
 
     def _pending_actions(self, agent_id: str) -> list[ActionRow]:
         self.cur.execute(
@@ -335,7 +321,7 @@ class _PgTransaction(Transaction):
             "status = 'pending_approval' ORDER BY number",
             (agent_id,),
         )
-        return [_action_row(r) for r in self.cur.fetchall()]
+        return [action_from_columns(r) for r in self.cur.fetchall()]
 
     def insert_consumption(self, agent_id: str, action_id: str, by: str, at: float) -> bool:
         self.cur.execute(
@@ -401,44 +387,3 @@ class _PgTransaction(Transaction):
 
     def idem_delete(self, key: str) -> None:
         self.cur.execute("DELETE FROM idempotency WHERE key = %s", (key,))
-
-
-def _reason(row: ActionRow) -> str | None:
-    return None if row.reason is None else _sorted(row.reason)
-
-
-def _action_values(row: ActionRow) -> tuple[Any, ...]:
-    return (
-        row.agent_id,
-        row.number,
-        row.tool,
-        row.input_json,
-        row.input_sha256,
-        row.cost,
-        row.status,
-        row.outcome,
-        _reason(row),
-        row.requested_at,
-        row.requested_seq,
-        row.allowed_at,
-        row.approved_by,
-    )
-
-
-def _action_row(r: tuple[Any, ...]) -> ActionRow:
-    return ActionRow(
-        agent_id=r[0],
-        number=r[1],
-        tool=r[2],
-        input_json=r[3],
-        input_sha256=r[4],
-        cost=r[5],
-        status=r[6],
-        outcome=r[7],
-        reason=None if r[8] is None else json.loads(r[8]),
-        requested_at=r[9],
-        requested_seq=r[10],
-        allowed_at=r[11],
-        approved_by=r[12],
-        stored=True,
-    )

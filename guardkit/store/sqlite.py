@@ -15,11 +15,11 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from guardkit.errors import NotFound, StoreError
 from guardkit.policy import Policy
 from guardkit.store._errors import translate_errors
+from guardkit.store._rows import action_from_columns, action_values, agent_values, reason_json
 from guardkit.store.base import ActionRow, AgentState, IdemRecord, Store, Transaction
 from guardkit.store.chain import Record, Signer
 
@@ -54,8 +54,6 @@ CREATE TABLE IF NOT EXISTS idempotency (
     lease_expires REAL NOT NULL, expires_at REAL, result TEXT, action_id TEXT, agent_id TEXT);
 """
 
-_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-_sorted = json.JSONEncoder(separators=(",", ":"), sort_keys=True).encode
 _AGENT_COLUMNS = (
     "parent_id, policy, public_key, spent, scar_score, alive, termination_reason, next_action, "
     "head_seq, head_hash, actions_allowed, actions_denied, actions_pending, tool_counts, scars, "
@@ -243,23 +241,6 @@ class _SQLiteTransaction(Transaction):
             created_at=row[16],
         )
 
-    def _agent_values(self, state: AgentState) -> tuple[Any, ...]:
-        return (
-            state.spent,
-            state.scar_score,
-            int(state.alive),
-            state.termination_reason,
-            state.next_action,
-            state.head_seq,
-            state.head_hash,
-            state.actions_allowed,
-            state.actions_denied,
-            state.actions_pending,
-            _compact(state.tool_counts),
-            _compact(state.scars),
-            _compact(state.recent_allowed),
-        )
-
     def _insert_agent(self, state: AgentState) -> None:
         from guardkit._canonical import canonical_json
 
@@ -271,7 +252,7 @@ class _SQLiteTransaction(Transaction):
                 state.parent_id,
                 canonical_json(state.policy.to_dict()),
                 state.public_key,
-                *self._agent_values(state),
+                *agent_values(state),
                 state.created_at,
             ),
         )
@@ -281,7 +262,7 @@ class _SQLiteTransaction(Transaction):
             "UPDATE agents SET spent=?, scar_score=?, alive=?, termination_reason=?, "
             "next_action=?, head_seq=?, head_hash=?, actions_allowed=?, actions_denied=?, "
             "actions_pending=?, tool_counts=?, scars=?, recent_allowed=? WHERE agent_id=?",
-            (*self._agent_values(state), state.agent_id),
+            (*agent_values(state), state.agent_id),
         )
 
     def _write_records(self, records: list[tuple[str, Record]]) -> None:
@@ -340,24 +321,6 @@ class _SQLiteTransaction(Transaction):
             for r in rows
         ]
 
-    @staticmethod
-    def _action_values(row: ActionRow) -> tuple[Any, ...]:
-        return (
-            row.agent_id,
-            row.number,
-            row.tool,
-            row.input_json,
-            row.input_sha256,
-            row.cost,
-            row.status,
-            row.outcome,
-            None if row.reason is None else _sorted(row.reason),
-            row.requested_at,
-            row.requested_seq,
-            row.allowed_at,
-            row.approved_by,
-        )
-
     def _write_actions(self, rows: list[ActionRow]) -> None:
         self._cache.keep_actions(rows)
         for row in rows:
@@ -368,7 +331,7 @@ class _SQLiteTransaction(Transaction):
                     (
                         row.status,
                         row.outcome,
-                        None if row.reason is None else _sorted(row.reason),
+                        reason_json(row),
                         row.allowed_at,
                         row.approved_by,
                         row.agent_id,
@@ -379,27 +342,8 @@ class _SQLiteTransaction(Transaction):
                 self._conn.execute(
                     f"INSERT INTO actions ({_ACTION_COLUMNS}) VALUES "
                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    self._action_values(row),
+                    action_values(row),
                 )
-
-    @staticmethod
-    def _row(r: tuple[Any, ...]) -> ActionRow:
-        return ActionRow(
-            agent_id=r[0],
-            number=r[1],
-            tool=r[2],
-            input_json=r[3],
-            input_sha256=r[4],
-            cost=r[5],
-            status=r[6],
-            outcome=r[7],
-            reason=None if r[8] is None else json.loads(r[8]),
-            requested_at=r[9],
-            requested_seq=r[10],
-            allowed_at=r[11],
-            approved_by=r[12],
-            stored=True,
-        )
 
     def _read_action(self, agent_id: str, number: int) -> ActionRow | None:
         cached = self._cache.actions.get((agent_id, number))
@@ -409,7 +353,7 @@ class _SQLiteTransaction(Transaction):
             f"SELECT {_ACTION_COLUMNS} FROM actions WHERE agent_id = ? AND number = ?",
             (agent_id, number),
         ).fetchone()
-        return None if r is None else self._row(r)
+        return None if r is None else action_from_columns(r)
 
     def _pending_actions(self, agent_id: str) -> list[ActionRow]:
         rows = self._conn.execute(
@@ -417,7 +361,7 @@ class _SQLiteTransaction(Transaction):
             "status = 'pending_approval' ORDER BY number",
             (agent_id,),
         )
-        return [self._row(r) for r in rows]
+        return [action_from_columns(r) for r in rows]
 
     def insert_consumption(self, agent_id: str, action_id: str, by: str, at: float) -> bool:
         cur = self._conn.execute(
