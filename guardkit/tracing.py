@@ -33,7 +33,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from guardkit import _semconv as sc
 from guardkit._version import __version__
@@ -406,6 +406,18 @@ class _Span:
     _kind: Any
     _attrs: dict[str, Any]
 
+    def __enter__(self) -> Self:
+        self._start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._end(exc_type, exc, tb)
+
     def _start(self) -> Span:
         assert _STATE is not None
         self._state = state = _STATE
@@ -569,18 +581,6 @@ class ApprovalSpan(_Span):
         if timeout is not None:
             self._attrs[sc.APPROVAL_TIMEOUT] = float(timeout)
 
-    def __enter__(self) -> ApprovalSpan:
-        self._start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._end(exc_type, exc, tb)
-
     def status(self, status: str) -> None:
         """The action's status once decided: ``allowed`` or ``denied``.
 
@@ -661,18 +661,6 @@ class ChatSpan(_Span):
         attrs.update((k, v) for k, v in optional if v is not None)
         self._attrs = attrs
 
-    def __enter__(self) -> ChatSpan:
-        self._start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._end(exc_type, exc, tb)
-
     def decision(self, decision: Mapping[str, Any], *, check: str | None = None) -> None:
         """The allowed ``llm_turn`` decision that let this turn happen."""
         self.span.set_attributes(_decision_attributes(decision))
@@ -696,18 +684,6 @@ class GuardCallSpan(_Span):
         self._attrs = {sc.GUARD_METHOD: method}
         if agent_id is not None:
             self._attrs[sc.AGENT_ID] = agent_id
-
-    def __enter__(self) -> GuardCallSpan:
-        self._start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._end(exc_type, exc, tb)
 
 
 # The hooks guardkit.tools and guardkit.loop use; defined beside the spans they open.
