@@ -11,7 +11,6 @@ Every model turn and every tool call is requested first and answered ``allowed``
     decision = agent.request("llm_turn", {})
 """
 
-from guardkit._binding import current_agent, use_agent
 from guardkit._version import __version__
 from guardkit.checks.egress import EgressRule
 from guardkit.checks.paths import PathRule
@@ -46,6 +45,7 @@ from guardkit.policy import Policy, RateLimit, ToolRule, load_policy
 from guardkit.protocols import AgentGuard, Model, ModelReply, ToolCall
 from guardkit.provenance import Provenance, tag
 from guardkit.tools import tool
+from guardkit.tools.scope import current_agent, use_agent
 
 __all__ = [
     "__version__",

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from guardkit.decisions import AgentStatus
     from guardkit.local import Guard
 
 __all__ = ["main"]
@@ -101,7 +102,7 @@ def _emit(data: Any, as_json: bool, render: Callable[[Any], None]) -> None:
         render(data)
 
 
-def _print_status(status: dict[str, Any]) -> None:
+def _print_status(status: AgentStatus) -> None:
     from rich.console import Console
     from rich.table import Table
 

@@ -1,22 +1,55 @@
-"""Decisions, reasons, scar severities and action states: the words of the Lineage guard."""
+"""The words of the Lineage guard: decisions, reasons, scars, statuses and their wire shapes.
+
+The wire shapes are ``TypedDict``s: at run time they are the plain dicts Lineage's API sends
+(``json.dumps`` of a decision is Lineage's bytes), while mypy checks every key a caller reads.
+``Denial`` is the one value for "refused before anything ran", whoever refused (the engine's
+checks, a tool's local checks); ``describe_reason`` and ``denial_text`` word it, keyed by code.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
-
-from guardkit.errors import describe_reason
+from typing import Any, Literal, NotRequired, Required, TypedDict
 
 __all__ = [
     "ActionStatus",
     "Decision",
     "DenyCode",
+    "Denial",
     "Outcome",
     "SCAR_CAP",
     "Severity",
+    "describe_reason",
+    "denial_text",
     "scar_text",
+    # the wire shapes
+    "DecisionName",
+    "ActionStatusName",
+    "OutcomeName",
+    "SeverityName",
+    "Reason",
+    "DecisionDict",
+    "Action",
+    "ConsumedAction",
+    "Scar",
+    "Head",
+    "AgentStatus",
+    "AgentEntry",
+    "NewAgent",
+    "PendingAction",
+    "PendingItem",
+    "LedgerRecord",
+    "LogPage",
+    "Verification",
+    "VerifyFailure",
+    "PublicKeyInfo",
 ]
+
+DecisionName = Literal["allowed", "denied", "pending_approval"]
+ActionStatusName = Literal["requested", "pending_approval", "allowed", "denied", "completed"]
+OutcomeName = Literal["success", "failure", "harmful"]
+SeverityName = Literal["minor", "moderate", "severe", "fatal"]
 
 
 class Severity(StrEnum):
@@ -56,6 +89,8 @@ class DenyCode(StrEnum):
     APPROVAL_TIMEOUT = "approval_timeout"
     PATH_DENIED = "path_denied"
     EGRESS_DENIED = "egress_denied"
+    #: An allowed host that did not resolve: the world failed, not the agent (no scar).
+    EGRESS_UNRESOLVED = "egress_unresolved"
     UNTRUSTED_PROVENANCE = "untrusted_provenance"
 
 
@@ -77,28 +112,206 @@ class Outcome(StrEnum):
     HARMFUL = "harmful"
 
 
+# -- wire shapes ---------------------------------------------------------------------------------
+
+
+class Reason(TypedDict, total=False):
+    """Why an action was denied: a ``code`` and that code's fields.
+
+    ``{"code": "tool_not_allowed", "tool": "rm"}``; local checks add ``argument`` and
+    ``message`` (the sentence the model reads).
+    """
+
+    code: Required[str]
+    tool: str
+    cost: int
+    remaining: int
+    max_calls: int
+    max_actions: int
+    window_secs: int | float
+    #: ``terminated``: why the agent was terminated; ``rejected``: the approver's reason.
+    reason: str | None
+    #: ``rejected``: who rejected.
+    by: str
+    ttl: int | float
+    timeout: float
+    message: str
+    argument: str
+    #: ``path_denied``: the resolved path (None when it could not be resolved).
+    path: str | None
+    sources: list[str]
+    #: ``untrusted_provenance`` that a human may still approve.
+    needs: str
+    #: ``idempotent_replay``: the action whose result was replayed, and the key.
+    of: str
+    key: str
+
+
+class DecisionDict(TypedDict):
+    """Lineage's answer to a request: ``cost``/``remaining`` if allowed, ``reason`` if denied."""
+
+    decision: DecisionName
+    action_id: str
+    cost: NotRequired[int]
+    remaining: NotRequired[int]
+    reason: NotRequired[Reason]
+
+
+class Action(TypedDict):
+    """One action as ``GET .../actions/{id}`` returns it (Lineage's fields, then guardkit's)."""
+
+    action_id: str
+    tool: str
+    input: Any
+    cost: int
+    status: ActionStatusName
+    outcome: OutcomeName | None
+    input_sha256: str
+    reason: Reason | None
+    approved_by: str | None
+
+
+class ConsumedAction(Action):
+    """``consume``'s answer: the action, and that this call consumed it."""
+
+    consumed: bool
+
+
+class Scar(TypedDict):
+    seq: int
+    severity: SeverityName
+    reason: str
+    action_id: str | None
+
+
+class Head(TypedDict):
+    """The newest record of a ledger: what a checkpoint publishes."""
+
+    seq: int
+    hash: str
+
+
+class AgentStatus(TypedDict):
+    """``GET /v1/agents/{id}``: Lineage's status fields, then guardkit's ``parent_id``."""
+
+    agent_id: str
+    alive: bool
+    termination_reason: str | None
+    budget: int
+    spent: int
+    remaining: int
+    scar_score: int
+    scar_limit: int
+    scars: list[Scar]
+    actions_allowed: int
+    actions_denied: int
+    actions_pending: int
+    head: Head
+    public_key: str | None
+    parent_id: str | None
+
+
+class AgentEntry(TypedDict):
+    """One row of ``GET /v1/agents``: the status, or why the agent is quarantined."""
+
+    agent_id: str
+    state: Literal["active", "quarantined"]
+    status: NotRequired[AgentStatus]
+    error: NotRequired[str]
+
+
+class NewAgent(TypedDict):
+    """``create_agent``/``spawn``: the new agent's status and its token."""
+
+    agent: AgentStatus
+    token: str
+
+
+class PendingAction(TypedDict):
+    action_id: str
+    tool: str
+    input: Any
+    cost: int
+
+
+class PendingItem(TypedDict):
+    """One entry of ``GET .../actions/pending``: what the approver sees."""
+
+    requested_at: str
+    seq: int
+    action: PendingAction
+
+
+class LedgerRecord(TypedDict):
+    """One ledger line in Lineage's export format."""
+
+    seq: int
+    timestamp: str
+    actor: str
+    kind: str
+    payload: Any
+    prev_hash: str
+    hash: str
+    signature: str | None
+
+
+class LogPage(TypedDict):
+    """``GET .../log``: records after a sequence number, and the head."""
+
+    records: list[LedgerRecord]
+    head: Head
+
+
+class VerifyFailure(TypedDict):
+    """The first line that does not verify (1-based), its ``seq``, and why."""
+
+    line: int
+    seq: int | None
+    reason: str
+
+
+class Verification(TypedDict):
+    """``GET .../verify``: ``ok`` with the head, or the first failing line."""
+
+    ok: bool
+    records: int
+    failure: NotRequired[VerifyFailure]
+    public_key: NotRequired[str | None]
+    head: NotRequired[Head]
+
+
+class PublicKeyInfo(TypedDict):
+    public_key: str | None
+    algorithm: str
+
+
+# -- values ----------------------------------------------------------------------------------------
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Decision:
     """The guard's answer to a request; a denial is a value, never an exception."""
 
     #: ``allowed``, ``denied`` or ``pending_approval``.
-    decision: str
+    decision: DecisionName
     #: The ``act-N`` id the request was recorded under.
     action_id: str
     #: The charge, for an allowed action.
     cost: int | None = None
     #: Budget left after the charge, for an allowed action.
     remaining: int | None = None
-    #: Why it was denied: ``{"code": ..., <code's fields>}``.
-    reason: dict[str, Any] | None = field(default=None)
+    #: Why it was denied.
+    reason: Reason | None = field(default=None)
 
     @property
     def allowed(self) -> bool:
         return self.decision == "allowed"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DecisionDict:
         """The Lineage wire shape of this decision."""
         if self.decision == "allowed":
+            assert self.cost is not None
+            assert self.remaining is not None
             return {
                 "decision": "allowed",
                 "action_id": self.action_id,
@@ -106,10 +319,64 @@ class Decision:
                 "remaining": self.remaining,
             }
         if self.decision == "denied":
+            assert self.reason is not None
             return {"decision": "denied", "action_id": self.action_id, "reason": self.reason}
         return {"decision": self.decision, "action_id": self.action_id}
 
 
-def scar_text(reason: dict[str, Any]) -> str:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Denial:
+    """A refusal decided before anything ran, by the engine's checks or a tool's local checks.
+
+    Recorded in the ledger as ``action_denied`` with ``reason``, plus a scar of ``severity``.
+    """
+
+    reason: Reason
+    #: The scar the denial leaves; None for none (running low on budget is not misbehaviour).
+    severity: Severity | None = Severity.MODERATE
+
+
+#: How each deny code reads (Lineage's Rust ``Display``, then guardkit's codes).
+_WORDING = {
+    "terminated": "agent is terminated: {reason}",
+    "tool_not_allowed": "tool '{tool}' is not allowed",
+    "insufficient_budget": "cost {cost} exceeds remaining budget {remaining}",
+    "tool_call_limit": "tool '{tool}' reached its limit of {max_calls} calls",
+    "rate_limited": "rate limit of {max_actions} actions per {window_secs}s exceeded",
+    "rejected": "rejected by {by}: {reason}",
+    "approval_expired": "approval expired after {ttl}s",
+    "approval_timeout": "no approval within {timeout}s",
+}
+
+
+def describe_reason(reason: Reason | dict[str, Any]) -> str:
+    """A denial reason in words, e.g. ``tool 'rm' is not allowed``.
+
+    Codes without a fixed wording (the local checks') read as ``code: message``.
+    """
+    code = reason.get("code")
+    template = _WORDING.get(str(code))
+    if template is not None:
+        try:
+            return template.format(**reason)
+        except KeyError:
+            pass
+    detail = reason.get("message") or reason.get("reason")
+    return f"{code}: {detail}" if detail else str(code)
+
+
+def denial_text(reason: Reason | dict[str, Any]) -> str:
+    """The sentence that tells a model its tool call was denied and must not be retried.
+
+    >>> denial_text({"code": "tool_not_allowed", "tool": "rm"})
+    "Denied by the policy guard: tool 'rm' is not allowed. Nothing was done. Do not retry; ..."
+    """
+    return (
+        f"Denied by the policy guard: {describe_reason(reason)}. Nothing was done. "
+        "Do not retry; choose another approach or ask a human."
+    )
+
+
+def scar_text(reason: Reason | dict[str, Any]) -> str:
     """The scar reason Lineage writes for a denial, e.g. ``tool 'rm' is not allowed``."""
     return describe_reason(reason)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from guardkit.decisions import AgentStatus
 from guardkit.local import Guard, LocalAgent
 from guardkit.loop import SYSTEM_PROMPT, RunResult, run
 from guardkit.testing import ScriptedModel
@@ -60,7 +61,7 @@ class DemoResult:
     """What the demo did: the run's end, the ledger's decisions and where the ledger is."""
 
     result: RunResult
-    status: dict[str, Any]
+    status: AgentStatus
     decisions: list[dict[str, Any]]
     db_path: str
 

@@ -17,7 +17,25 @@ from typing import Any
 
 from guardkit import limits
 from guardkit._canonical import canonical_json, check_json_value, sha256_hex
-from guardkit.decisions import SCAR_CAP, ActionStatus, Decision, DenyCode, Outcome, Severity
+from guardkit.decisions import (
+    SCAR_CAP,
+    Action,
+    ActionStatus,
+    AgentEntry,
+    AgentStatus,
+    ConsumedAction,
+    Decision,
+    Denial,
+    DenyCode,
+    Head,
+    LogPage,
+    Outcome,
+    PendingItem,
+    Reason,
+    Severity,
+    Verification,
+    describe_reason,
+)
 from guardkit.errors import (
     AgentExists,
     AlreadyConsumed,
@@ -30,7 +48,6 @@ from guardkit.errors import (
     PolicyError,
     StoreError,
     UnknownAction,
-    describe_reason,
 )
 from guardkit.policy import Policy, load_policy
 from guardkit.store.base import ActionRow, AgentState, Store, Transaction
@@ -80,8 +97,9 @@ class Engine:
         self.store = store
         self.clock = clock
         self.max_input_bytes = max_input_bytes
-        #: Notified after every approval, rejection or expiry, so waiters wake at once.
+        #: Notified after every approval, rejection, withdrawal or termination, so waiters wake.
         self.decided = threading.Condition()
+        self._listeners: set[Callable[[], None]] = set()
         #: Agents whose ledger failed verification, with the reason.
         self.quarantined: dict[str, str] = {}
 
@@ -89,7 +107,7 @@ class Engine:
 
     def create_agent(
         self, agent_id: str, policy: Any, *, parent_id: str | None = None
-    ) -> dict[str, Any]:
+    ) -> AgentStatus:
         _check_agent_id(agent_id)
         parsed = load_policy(policy)
         now = self.clock()
@@ -107,7 +125,7 @@ class Engine:
             tx.create(state, now)
             return self._status(tx, state)
 
-    def spawn(self, parent_id: str, child_id: str, policy: Any, budget: int) -> dict[str, Any]:
+    def spawn(self, parent_id: str, child_id: str, policy: Any, budget: int) -> AgentStatus:
         """Create a sub-agent whose policy only narrows the parent's, funded by the parent.
 
         The budget is charged to the parent at once (recorded in the parent's ledger as an
@@ -155,9 +173,9 @@ class Engine:
             tx.create(child, now)
             return self._status(tx, child)
 
-    def agents(self) -> list[dict[str, Any]]:
+    def agents(self) -> list[AgentEntry]:
         with self.store.transaction(write=False) as tx:
-            out: list[dict[str, Any]] = []
+            out: list[AgentEntry] = []
             for agent_id in tx.agent_ids():
                 if agent_id in self.quarantined:
                     out.append(
@@ -177,7 +195,7 @@ class Engine:
                     )
             return out
 
-    def status(self, agent_id: str) -> dict[str, Any]:
+    def status(self, agent_id: str) -> AgentStatus:
         with self.store.transaction(write=False) as tx:
             return self._status(tx, self._agent(tx, agent_id))
 
@@ -197,9 +215,9 @@ class Engine:
             rule = state.policy.rule_for(tool)
             amount = limits.charge(rule, declared)
             row = self._new_action(tx, state, tool, input_json, amount, now)
-            verdict = self._checks(tx, state, tool, amount, now, unlisted=rule is None)
-            if verdict is not None:
-                return self._deny(tx, state, row, verdict, now)
+            denial = self._checks(tx, state, tool, amount, now, unlisted=rule is None)
+            if denial is not None:
+                return self._deny(tx, state, row, denial, now)
             assert rule is not None
             if rule.requires_approval:
                 tx.append(state, "approval_required", {"action_id": row.action_id}, now)
@@ -214,7 +232,7 @@ class Engine:
         agent_id: str,
         tool: str,
         input: Any,
-        reason: dict[str, Any],
+        reason: Reason,
         severity: Severity | None = None,
     ) -> Decision:
         """Record a denial decided outside the engine (a tool decorator's local check).
@@ -237,12 +255,12 @@ class Engine:
             self._follow_ancestors(tx, state, now)
             amount = limits.charge(state.policy.rule_for(tool), None)
             row = self._new_action(tx, state, tool, input_json, amount, now)
-            verdict: limits.Verdict = (dict(reason), severity)
+            denial: Denial | None = Denial(reason=reason, severity=severity)
             if not state.alive:
                 # The first of the engine's checks, which answers ``terminated``.
-                verdict = self._checks(tx, state, tool, amount, now)
-            assert verdict is not None
-            return self._deny(tx, state, row, verdict, now)
+                denial = self._checks(tx, state, tool, amount, now)
+            assert denial is not None
+            return self._deny(tx, state, row, denial, now)
 
     def _input_json(self, value: Any) -> str:
         problem = check_json_value(value)
@@ -292,11 +310,17 @@ class Engine:
         now: float,
         *,
         unlisted: bool = False,
-    ) -> limits.Verdict:
+    ) -> Denial | None:
         if not state.alive:
-            return ({"code": DenyCode.TERMINATED.value, "reason": state.termination_reason}, None)
+            return Denial(
+                reason={"code": DenyCode.TERMINATED.value, "reason": state.termination_reason},
+                severity=None,
+            )
         if unlisted:
-            return ({"code": DenyCode.TOOL_NOT_ALLOWED.value, "tool": tool}, Severity.MODERATE)
+            return Denial(
+                reason={"code": DenyCode.TOOL_NOT_ALLOWED.value, "tool": tool},
+                severity=Severity.MODERATE,
+            )
         rule = state.policy.rule_for(tool)
         assert rule is not None
         limit = state.policy.rate_limit
@@ -315,10 +339,10 @@ class Engine:
         tx: Transaction,
         state: AgentState,
         row: ActionRow,
-        verdict: tuple[dict[str, Any], Severity | None],
+        denial: Denial,
         now: float,
     ) -> Decision:
-        reason, severity = verdict
+        reason, severity = denial.reason, denial.severity
         was_pending = row.status == _PENDING
         tx.append(state, "action_denied", {"action_id": row.action_id, "reason": reason}, now)
         row.status, row.reason = _DENIED, reason
@@ -377,10 +401,10 @@ class Engine:
                 decision = found
             else:
                 row = found
-                verdict = self._checks(tx, state, row.tool, row.cost, now)
+                denial = self._checks(tx, state, row.tool, row.cost, now)
                 decision = (
-                    self._deny(tx, state, row, verdict, now)
-                    if verdict is not None
+                    self._deny(tx, state, row, denial, now)
+                    if denial is not None
                     else self._allow(tx, state, row, row.cost, now, approved_by=approver, note=note)
                 )
         self._notify()
@@ -407,16 +431,47 @@ class Engine:
                     {"action_id": action_id, "by": approver, "reason": reason},
                     now,
                 )
-                denial = {"code": DenyCode.REJECTED.value, "by": approver, "reason": reason}
-                row.status, row.reason = _DENIED, denial
+                rejected: Reason = {
+                    "code": DenyCode.REJECTED.value,
+                    "by": approver,
+                    "reason": reason,
+                }
+                row.status, row.reason = _DENIED, rejected
                 tx.put_action(row)
                 state.actions_pending -= 1
                 state.actions_denied += 1
                 if severity is not None:
-                    self._scar(tx, state, severity, describe_reason(denial), action_id, now)
-                decision = Decision(decision="denied", action_id=action_id, reason=denial)
+                    self._scar(tx, state, severity, describe_reason(rejected), action_id, now)
+                decision = Decision(decision="denied", action_id=action_id, reason=rejected)
         self._notify()
         return decision
+
+    def withdraw(self, agent_id: str, action_id: str, timeout: float) -> Action:
+        """The agent stops waiting for a human: its pending action is denied, without a scar.
+
+        guardkit's addition, so a wait that timed out leaves the action in a final state
+        (``denied`` with ``approval_timeout``) instead of ``pending_approval`` forever. An action
+        a human decided meanwhile keeps that decision. Returns the action as it now stands.
+        """
+        number = _action_number(action_id)
+        if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout < 0:
+            raise InvalidInput("timeout must be a number of seconds >= 0")
+        now = self.clock()
+        with self.store.transaction() as tx:
+            state = self._agent(tx, agent_id)
+            self._expire(tx, state, now)
+            row = tx.get_action(agent_id, number)
+            if row is None:
+                raise UnknownAction(f"unknown action {action_id!r}")
+            if row.status == _PENDING:
+                reason: Reason = {
+                    "code": DenyCode.APPROVAL_TIMEOUT.value,
+                    "timeout": int(timeout) if float(timeout).is_integer() else timeout,
+                }
+                self._deny(tx, state, row, Denial(reason=reason, severity=None), now)
+            action = row.to_dict()
+        self._notify()
+        return action
 
     def _pending_row(
         self,
@@ -444,18 +499,20 @@ class Engine:
         for row in tx.pending_actions(state.agent_id):
             ttl = state.policy.ttl_for(row.tool)
             if ttl is not None and now - row.requested_at >= ttl:
-                reason = {
+                reason: Reason = {
                     "code": DenyCode.APPROVAL_EXPIRED.value,
                     "ttl": int(ttl) if float(ttl).is_integer() else ttl,
                 }
-                expired[row.number] = self._deny(tx, state, row, (reason, None), now)
+                expired[row.number] = self._deny(
+                    tx, state, row, Denial(reason=reason, severity=None), now
+                )
         return expired
 
     # -- outcomes, scars, termination ------------------------------------------------------------
 
     def report(
         self, agent_id: str, action_id: str, status: str, detail: str = "", *, operator: bool = True
-    ) -> dict[str, Any]:
+    ) -> AgentStatus:
         """Record the one outcome of an allowed action; ``harmful`` only from an operator."""
         try:
             outcome = Outcome(status)
@@ -492,7 +549,7 @@ class Engine:
 
     def scar(
         self, agent_id: str, severity: str, reason: str, action_id: str | None = None
-    ) -> dict[str, Any]:
+    ) -> AgentStatus:
         """An operator's or monitor's scar, for what the guard itself can't see."""
         level = _severity(severity)
         _check_text(reason, "reason")
@@ -504,7 +561,7 @@ class Engine:
             self._scar(tx, state, level, reason, action_id, now)
             return self._status(tx, state)
 
-    def terminate(self, agent_id: str, reason: str, by: str) -> dict[str, Any]:
+    def terminate(self, agent_id: str, reason: str, by: str) -> AgentStatus:
         _check_text(reason, "reason")
         _check_text(by, "by")
         now = self.clock()
@@ -586,7 +643,7 @@ class Engine:
 
     # -- reads ---------------------------------------------------------------------------------
 
-    def action(self, agent_id: str, action_id: str) -> dict[str, Any]:
+    def action(self, agent_id: str, action_id: str) -> Action:
         number = _action_number(action_id)
         write = self._may_expire(agent_id)
         with self.store.transaction(write=write) as tx:
@@ -598,7 +655,7 @@ class Engine:
                 raise UnknownAction(f"unknown action {action_id!r}")
             return row.to_dict()
 
-    def pending(self, agent_id: str) -> list[dict[str, Any]]:
+    def pending(self, agent_id: str) -> list[PendingItem]:
         from guardkit.store.chain import format_timestamp
 
         write = self._may_expire(agent_id)
@@ -625,9 +682,7 @@ class Engine:
             state = self._agent(tx, agent_id)
             return bool(state.actions_pending) and _has_ttl(state.policy)
 
-    def log(
-        self, agent_id: str, after: int | None = None, limit: int | None = None
-    ) -> dict[str, Any]:
+    def log(self, agent_id: str, after: int | None = None, limit: int | None = None) -> LogPage:
         if limit is None:
             limit = _LOG_LIMIT_DEFAULT
         if not isinstance(limit, int) or not 1 <= limit <= _LOG_LIMIT_MAX:
@@ -644,7 +699,7 @@ class Engine:
                 "head": {"seq": state.head_seq, "hash": state.head_hash},
             }
 
-    def verify(self, agent_id: str) -> dict[str, Any]:
+    def verify(self, agent_id: str) -> Verification:
         """Check the agent's whole chain: Lineage's ``/verify`` answer."""
         with self.store.transaction(write=False) as tx:
             state = self._agent(tx, agent_id, allow_quarantined=True)
@@ -652,7 +707,7 @@ class Engine:
         count, failure = verify_records(records)
         if failure is not None:
             return {"ok": False, "records": count, "failure": failure}
-        head = {"seq": records[-1].seq, "hash": records[-1].hash}
+        head: Head = {"seq": records[-1].seq, "hash": records[-1].hash}
         return {"ok": True, "records": count, "public_key": state.public_key, "head": head}
 
     # -- backend role (guardkit) ---------------------------------------------------------------
@@ -666,7 +721,7 @@ class Engine:
         cost: Any = None,
         *,
         by: str = "backend",
-    ) -> dict[str, Any]:
+    ) -> ConsumedAction:
         """What a bank or deploy system checks before acting: succeeds once per allowed action.
 
         The action must be allowed (or completed), for this ``tool``, with a recorded input equal
@@ -690,7 +745,7 @@ class Engine:
                 raise ConsumeMismatch(f"cost {declared} differs from the recorded {row.cost}")
             if not tx.insert_consumption(agent_id, action_id, by, self.clock()):
                 raise AlreadyConsumed(f"action {action_id} was already consumed")
-            return {**row.to_dict(), "consumed": True}
+            return ConsumedAction(**row.to_dict(), consumed=True)
 
     # -- opening -------------------------------------------------------------------------------
 
@@ -764,7 +819,7 @@ class Engine:
             raise InvalidInput("agent ids are strings")
         return tx.agent(agent_id)
 
-    def _status(self, tx: Transaction, state: AgentState) -> dict[str, Any]:
+    def _status(self, tx: Transaction, state: AgentState) -> AgentStatus:
         return {
             "agent_id": state.agent_id,
             "alive": state.alive,
@@ -783,9 +838,27 @@ class Engine:
             "parent_id": state.parent_id,
         }
 
+    def listen(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` (from the deciding thread) after every decision a waiter awaits.
+
+        Returns the function that stops it. ``LocalAgent.await_for_approval`` wakes its event
+        loop this way instead of holding a thread for the whole wait.
+        """
+        with self.decided:
+            self._listeners.add(callback)
+
+        def stop() -> None:
+            with self.decided:
+                self._listeners.discard(callback)
+
+        return stop
+
     def _notify(self) -> None:
         with self.decided:
             self.decided.notify_all()
+            listeners = list(self._listeners)
+        for callback in listeners:
+            callback()
 
 
 def _compare(state: AgentState, folded: Any) -> str | None:

@@ -8,6 +8,7 @@
     ├── ApprovalTimeout(TimeoutError)     no human decided in time
     ├── PolicyError(ValueError)           a policy is malformed (.problems lists every one)
     ├── InvalidInput(ValueError)          bad arguments: costs, inputs, ids, severities
+    ├── PayloadTooLarge                   a request body over the server's limit (413)
     ├── NoAgentConfigured                 a guarded tool was called with no agent guard set
     ├── Forbidden                         the caller's role may not do this (403)
     ├── NotFound                          unknown agent (404)
@@ -32,6 +33,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from guardkit.decisions import Reason, denial_text, describe_reason
+
 __all__ = [
     "GuardError",
     "ActionDenied",
@@ -39,6 +42,7 @@ __all__ = [
     "ApprovalTimeout",
     "PolicyError",
     "InvalidInput",
+    "PayloadTooLarge",
     "Forbidden",
     "NotFound",
     "UnknownAction",
@@ -97,7 +101,7 @@ class ActionDenied(GuardError):
     ``.reason`` is the denial's reason dict, e.g. ``{"code": "tool_not_allowed", "tool": "rm"}``.
     """
 
-    def __init__(self, action_id: str | None, reason: dict[str, Any]) -> None:
+    def __init__(self, action_id: str | None, reason: Reason) -> None:
         code = str(reason.get("code", "denied"))
         super().__init__(403, code, f"action {action_id} denied: {describe_reason(reason)}")
         self.action_id = action_id
@@ -110,7 +114,7 @@ class ToolDenied(ActionDenied):
     ``.message`` is the sentence to hand back to the model as the tool's error result.
     """
 
-    def __init__(self, action_id: str | None, reason: dict[str, Any]) -> None:
+    def __init__(self, action_id: str | None, reason: Reason) -> None:
         super().__init__(action_id, reason)
         self.message = denial_text(reason)
 
@@ -138,6 +142,14 @@ class InvalidInput(_Fixed, ValueError):
 
     status = 400
     code = "bad_request"
+
+
+class PayloadTooLarge(GuardError):
+    """Raised by the server for a request body larger than its limit; nothing was read further."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, "payload_too_large", f"request body is larger than {limit} bytes")
+        self.limit = limit
 
 
 class Forbidden(_Fixed):
@@ -228,37 +240,6 @@ class GuardUnavailable(StoreError):
 
     status = 503
     code = "unavailable"
-
-
-def denial_text(reason: dict[str, Any]) -> str:
-    """The seed's sentence that tells a model its tool call was denied and must not be retried."""
-    return (
-        f"Denied by the policy guard: {describe_reason(reason)}. Nothing was done. "
-        "Do not retry; choose another approach or ask a human."
-    )
-
-
-def describe_reason(reason: dict[str, Any]) -> str:
-    """Render a denial reason the way Lineage's Rust ``Display`` does."""
-    code = reason.get("code")
-    texts = {
-        "terminated": "agent is terminated: {reason}",
-        "tool_not_allowed": "tool '{tool}' is not allowed",
-        "insufficient_budget": "cost {cost} exceeds remaining budget {remaining}",
-        "tool_call_limit": "tool '{tool}' reached its limit of {max_calls} calls",
-        "rate_limited": "rate limit of {max_actions} actions per {window_secs}s exceeded",
-        "rejected": "rejected by {by}: {reason}",
-        "approval_expired": "approval expired after {ttl}s",
-        "approval_timeout": "no approval within {timeout}s",
-    }
-    template = texts.get(str(code))
-    if template is not None:
-        try:
-            return template.format(**reason)
-        except KeyError:
-            pass
-    detail = reason.get("message") or reason.get("reason")
-    return f"{code}: {detail}" if detail else str(code)
 
 
 class NoAgentConfigured(GuardError):

@@ -26,7 +26,7 @@ from typing import Any
 
 from guardkit._canonical import canonical_json, sha256_hex
 from guardkit.errors import IdempotencyConflict, IdempotencyInProgress
-from guardkit.store.base import IdemRecord, Store
+from guardkit.protocols import IdempotencyStore, IdemRecord
 
 __all__ = ["Claim", "IdemStatus", "Idempotency", "Replay"]
 
@@ -56,8 +56,8 @@ class Idempotency:
     lease: float = 60.0
     #: Seconds a duplicate waits for a running call to complete; 0 raises at once.
     wait: float = 0.0
-    #: Store for the records; defaults to the ``LocalAgent``'s own store.
-    store: Store | None = None
+    #: Store for the records (``guardkit.store.open_store(...)``); defaults to the agent's own.
+    store: IdempotencyStore | None = None
     #: Turn a result into JSON data and back (for results that are not plain JSON).
     serialize: Callable[[Any], Any] | None = None
     deserialize: Callable[[Any], Any] | None = None
@@ -112,7 +112,7 @@ class Replay:
 class Claim:
     """An IN_PROGRESS record this call owns."""
 
-    store: Store
+    store: IdempotencyStore
     key: str
     owner: str
     payload_hash: str
@@ -120,7 +120,12 @@ class Claim:
 
     @classmethod
     def acquire(
-        cls, store: Store, rule: Idempotency, key: str, payload: Any, agent_id: str | None
+        cls,
+        store: IdempotencyStore,
+        rule: Idempotency,
+        key: str,
+        payload: Any,
+        agent_id: str | None,
     ) -> Claim | Replay:
         """Take the key or replay its result; raises Conflict or InProgress."""
         payload_hash = sha256_hex(canonical_json(payload))
@@ -135,7 +140,12 @@ class Claim:
 
     @classmethod
     def _try(
-        cls, store: Store, rule: Idempotency, key: str, payload_hash: str, agent_id: str | None
+        cls,
+        store: IdempotencyStore,
+        rule: Idempotency,
+        key: str,
+        payload_hash: str,
+        agent_id: str | None,
     ) -> Claim | Replay | None:
         now = time.time()
         with store.transaction() as tx:

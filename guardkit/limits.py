@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from guardkit.decisions import DenyCode, Severity
+from guardkit.decisions import Denial, DenyCode, Severity
 from guardkit.errors import InvalidInput
 from guardkit.policy import MAX_INT, Policy, RateLimit, ToolRule
 
@@ -17,8 +17,6 @@ __all__ = [
     "check_cost",
     "remember_allowed",
 ]
-
-Verdict = tuple[dict[str, Any], Severity | None] | None
 
 
 def check_cost(cost: Any) -> int | None:
@@ -51,12 +49,16 @@ def charge(rule: ToolRule | None, declared: int | None) -> int:
 
 def cap_and_rate_check(
     policy: Policy, tool: str, rule: ToolRule, tool_count: int, allowed_in_window: int | None
-) -> Verdict:
+) -> Denial | None:
     """The call-cap then rate-limit checks; ``allowed_in_window`` is None without a rate limit."""
     if rule.max_calls is not None and tool_count >= rule.max_calls:
-        return (
-            {"code": DenyCode.TOOL_CALL_LIMIT.value, "tool": tool, "max_calls": rule.max_calls},
-            Severity.MINOR,
+        return Denial(
+            reason={
+                "code": DenyCode.TOOL_CALL_LIMIT.value,
+                "tool": tool,
+                "max_calls": rule.max_calls,
+            },
+            severity=Severity.MINOR,
         )
     limit = policy.rate_limit
     if (
@@ -67,23 +69,27 @@ def cap_and_rate_check(
         window: int | float = (
             int(limit.window_secs) if float(limit.window_secs).is_integer() else limit.window_secs
         )
-        return (
-            {
+        return Denial(
+            reason={
                 "code": DenyCode.RATE_LIMITED.value,
                 "max_actions": limit.max_actions,
                 "window_secs": window,
             },
-            Severity.MINOR,
+            severity=Severity.MINOR,
         )
     return None
 
 
-def budget_check(cost: int, remaining: int) -> Verdict:
+def budget_check(cost: int, remaining: int) -> Denial | None:
     """Running low is not misbehaviour: no scar."""
     if cost > remaining:
-        return (
-            {"code": DenyCode.INSUFFICIENT_BUDGET.value, "cost": cost, "remaining": remaining},
-            None,
+        return Denial(
+            reason={
+                "code": DenyCode.INSUFFICIENT_BUDGET.value,
+                "cost": cost,
+                "remaining": remaining,
+            },
+            severity=None,
         )
     return None
 

@@ -2,39 +2,51 @@
 
 Example::
 
-    guard = Guard("guard.db")
-    guard.create_agent("bot", {"budget": 30, "tools": {"llm_turn": {"cost": 1, "max_calls": 10}}})
+    guard = Guard("guardkit.db")
+    guard.create_agent("bot", {"budget": 30, "tools": {"llm_turn": {"cost": 1}}}, exist_ok=True)
     agent = guard.agent("bot")
     turn = agent.request("llm_turn", {})
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
+import asyncio
+import contextlib
 import os
-import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ParamSpec, TypeVar
 
-from guardkit._agent_api import AgentConveniences
-from guardkit.decisions import ActionStatus, Severity
+from guardkit._agent_api import AgentConveniences, announce_wait, check_wait
+from guardkit._tokens import agent_token, token_key
+from guardkit.decisions import (
+    Action,
+    ActionStatusName,
+    AgentEntry,
+    AgentStatus,
+    ConsumedAction,
+    DecisionDict,
+    LogPage,
+    NewAgent,
+    PendingItem,
+    PublicKeyInfo,
+    Reason,
+    Severity,
+    SeverityName,
+    Verification,
+)
 from guardkit.engine import DEFAULT_MAX_INPUT_BYTES, Engine
-from guardkit.errors import ApprovalTimeout, InvalidInput
+from guardkit.errors import AgentExists, ApprovalTimeout
+from guardkit.policy import Policy, load_policy
+from guardkit.protocols import IdempotencyStore
 from guardkit.store import Store, open_store
 from guardkit.store.records import write_jsonl
 
-__all__ = ["Guard", "LocalAgent", "agent_token"]
+__all__ = ["Guard", "LocalAgent"]
 
-_TOKEN_DOMAIN = b"lineage-guard-agent-token:"
-
-
-def agent_token(token_key: bytes, agent_id: str) -> str:
-    """Lineage's stateless agent token: ``agt_<id>.<hex HMAC-SHA256>``."""
-    mac = hmac.new(token_key, _TOKEN_DOMAIN + agent_id.encode(), hashlib.sha256).hexdigest()
-    return f"agt_{agent_id}.{mac}"
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class Guard:
@@ -75,58 +87,78 @@ class Guard:
 
     # -- Lineage AdminClient ------------------------------------------------------------------
 
-    def create_agent(self, agent_id: str, policy: Any) -> dict[str, Any]:
-        """Create an agent with a fixed policy; returns ``{"agent": status, "token": token}``."""
+    def create_agent(self, agent_id: str, policy: Any, *, exist_ok: bool = False) -> NewAgent:
+        """Create an agent with a fixed policy; returns ``{"agent": status, "token": token}``.
+
+        With ``exist_ok=True`` an agent that already exists with the same policy is returned as
+        it stands (a script can run twice); one with a different policy is still refused, since
+        a policy never changes for an agent's life.
+        """
+        if exist_ok:
+            existing = self._existing(agent_id, policy)
+            if existing is not None:
+                return {"agent": existing, "token": self.token(agent_id)}
         status = self.engine.create_agent(agent_id, policy)
         return {"agent": status, "token": self.token(agent_id)}
 
-    def agents(self) -> list[dict[str, Any]]:
-        return self.engine.agents()
-
-    def status(self, agent_id: str) -> dict[str, Any]:
+    def _existing(self, agent_id: str, policy: Any) -> AgentStatus | None:
+        wanted = load_policy(policy)
+        with self.store.transaction(write=False) as tx:
+            if not tx.agent_exists(agent_id):
+                return None
+            stored = tx.agent(agent_id).policy
+        if stored.to_dict() != wanted.to_dict():
+            raise AgentExists(
+                f"agent {agent_id!r} already exists with a different policy; a policy is fixed "
+                "for an agent's life: create the agent under a new id (or use a new database)"
+            )
         return self.engine.status(agent_id)
 
-    def action(self, agent_id: str, action_id: str) -> dict[str, Any]:
+    def agents(self) -> list[AgentEntry]:
+        return self.engine.agents()
+
+    def status(self, agent_id: str) -> AgentStatus:
+        return self.engine.status(agent_id)
+
+    def action(self, agent_id: str, action_id: str) -> Action:
         return self.engine.action(agent_id, action_id)
 
-    def pending(self, agent_id: str) -> list[dict[str, Any]]:
+    def pending(self, agent_id: str) -> list[PendingItem]:
         return self.engine.pending(agent_id)
 
     def approve(
         self, agent_id: str, action_id: str, approver: str, note: str | None = None
-    ) -> dict[str, Any]:
+    ) -> DecisionDict:
         return self.engine.approve(agent_id, action_id, approver, note).to_dict()
 
     def reject(
         self, agent_id: str, action_id: str, approver: str, reason: str, scar: str | None = None
-    ) -> dict[str, Any]:
+    ) -> DecisionDict:
         return self.engine.reject(agent_id, action_id, approver, reason, scar).to_dict()
 
-    def report_harm(self, agent_id: str, action_id: str, detail: str) -> dict[str, Any]:
+    def report_harm(self, agent_id: str, action_id: str, detail: str) -> AgentStatus:
         return self.engine.report(agent_id, action_id, "harmful", detail, operator=True)
 
     def scar(
         self, agent_id: str, severity: str, reason: str, action_id: str | None = None
-    ) -> dict[str, Any]:
+    ) -> AgentStatus:
         return self.engine.scar(agent_id, severity, reason, action_id)
 
-    def terminate(self, agent_id: str, reason: str, by: str) -> dict[str, Any]:
+    def terminate(self, agent_id: str, reason: str, by: str) -> AgentStatus:
         return self.engine.terminate(agent_id, reason, by)
 
-    def log(
-        self, agent_id: str, after: int | None = None, limit: int | None = None
-    ) -> dict[str, Any]:
+    def log(self, agent_id: str, after: int | None = None, limit: int | None = None) -> LogPage:
         return self.engine.log(agent_id, after, limit)
 
-    def verify(self, agent_id: str) -> dict[str, Any]:
+    def verify(self, agent_id: str) -> Verification:
         return self.engine.verify(agent_id)
 
-    def public_key_info(self) -> dict[str, Any]:
+    def public_key_info(self) -> PublicKeyInfo:
         return {"public_key": self.public_key, "algorithm": "ed25519"}
 
     # -- guardkit additions ---------------------------------------------------------------------
 
-    def spawn(self, parent_id: str, child_id: str, policy: Any, budget: int) -> dict[str, Any]:
+    def spawn(self, parent_id: str, child_id: str, policy: Any, budget: int) -> NewAgent:
         """Create a sub-agent funded from ``parent_id``'s budget; returns like ``create_agent``."""
         status = self.engine.spawn(parent_id, child_id, policy, budget)
         return {"agent": status, "token": self.token(child_id)}
@@ -140,7 +172,7 @@ class Guard:
         cost: Any = None,
         *,
         by: str = "backend",
-    ) -> dict[str, Any]:
+    ) -> ConsumedAction:
         """The backend role's check before acting; succeeds once per allowed action."""
         return self.engine.consume(agent_id, action_id, tool, input, cost, by=by)
 
@@ -155,12 +187,7 @@ class Guard:
 
     def token(self, agent_id: str) -> str:
         """The agent's token (the same every time; rotating the token key revokes them all)."""
-        with self.store.transaction() as tx:
-            key = tx.get_meta("token_key")
-            if key is None:
-                key = secrets.token_hex(32)
-                tx.set_meta("token_key", key)
-        return agent_token(bytes.fromhex(key), agent_id)
+        return agent_token(token_key(self.store), agent_id)
 
     def agent(self, agent_id: str) -> LocalAgent:
         """The agent side for ``agent_id``: what the agent's loop and tools talk to."""
@@ -169,53 +196,156 @@ class Guard:
 
 
 class LocalAgent(AgentConveniences):
-    """One agent's view of an in-process guard, with Lineage ``AgentClient``'s methods."""
+    """One agent's view of an in-process guard, with Lineage ``AgentClient``'s methods.
+
+    Every call has an ``async`` twin (``arequest``, ``areport``, ``astatus``, ``aaction``,
+    ``await_for_approval``) that never blocks the event loop: a store that waits on a disk runs
+    in a worker thread, and a wait for a human is woken by the decision itself.
+    """
 
     def __init__(self, guard: Guard, agent_id: str) -> None:
         self.guard = guard
         self.agent_id = agent_id
         self._engine = guard.engine
+        self._policy: Policy | None = None
 
     def __repr__(self) -> str:
         return f"LocalAgent({self.agent_id!r}, store={self.guard.store.location!r})"
 
-    def request(self, tool: str, input: Any = None, cost: Any = None) -> dict[str, Any]:
+    def request(self, tool: str, input: Any = None, cost: Any = None) -> DecisionDict:
         """Ask before acting: ``{"decision": "allowed" | "denied" | "pending_approval", ...}``."""
         return self._engine.request(self.agent_id, tool, input, cost).to_dict()
 
-    def report(self, action_id: str, status: str, detail: str = "") -> dict[str, Any]:
+    def report(self, action_id: str, status: str, detail: str = "") -> AgentStatus:
         """Report ``success`` or ``failure``; an agent may not report ``harmful``."""
         return self._engine.report(self.agent_id, action_id, status, detail, operator=False)
 
     def deny_local(
-        self, tool: str, input: Any, reason: dict[str, Any], severity: str | None = "moderate"
-    ) -> dict[str, Any]:
+        self, tool: str, input: Any, reason: Reason, severity: SeverityName | None = "moderate"
+    ) -> DecisionDict:
         """Record a denial a local check decided (``path_denied``...): it lands in the ledger."""
         level = Severity(severity) if severity is not None else None
         return self._engine.deny(self.agent_id, tool, input, reason, level).to_dict()
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> AgentStatus:
         return self._engine.status(self.agent_id)
 
-    def action(self, action_id: str) -> dict[str, Any]:
+    def action(self, action_id: str) -> Action:
         return self._engine.action(self.agent_id, action_id)
 
-    def wait_for_approval(self, action_id: str, timeout: float = 300, poll: float = 2.0) -> str:
+    def policy(self) -> Policy:
+        """The agent's policy (fixed for its life, so read once)."""
+        if self._policy is None:
+            with self.guard.store.transaction(write=False) as tx:
+                self._policy = tx.agent(self.agent_id).policy
+        return self._policy
+
+    @property
+    def idempotency_store(self) -> IdempotencyStore:
+        """Idempotency records live beside the agent's ledger."""
+        return self.guard.store
+
+    def withdraw(self, action_id: str, timeout: float) -> Action:
+        """Stop waiting for a human: a still-pending action is denied (``approval_timeout``)."""
+        return self._engine.withdraw(self.agent_id, action_id, timeout)
+
+    def approval_hint(self, action_id: str) -> str:
+        """How a human decides ``action_id``: the exact command for this store."""
+        location = self.guard.store.location
+        if location == ":memory:":
+            return f"from this process: guard.approve({self.agent_id!r}, {action_id!r}, by)"
+        db = f" --db {location}" if not location.startswith("postgres") else ""
+        return (
+            f"guardkit approve {self.agent_id} {action_id} --by NAME{db}  "
+            f"(or: guardkit reject {self.agent_id} {action_id} --by NAME --reason WHY{db})"
+        )
+
+    def wait_for_approval(
+        self, action_id: str, timeout: float = 300, poll: float = 2.0
+    ) -> ActionStatusName:
         """Block until the action is decided; returns its status (``allowed`` or ``denied``).
 
         An approval in this process wakes the waiter at once; one made by another process is
-        seen within ``poll`` seconds. Raises ``ApprovalTimeout`` (a ``TimeoutError``).
+        seen within ``poll`` seconds. Says once (log ``guardkit``, WARNING) what it waits for and
+        how to decide it. Raises ``ApprovalTimeout`` (a ``TimeoutError``) after ``timeout``; the
+        action stays pending (``withdraw`` ends it, as guarded tools and the loop do).
         """
-        if poll <= 0 or timeout < 0:
-            raise InvalidInput("poll must be > 0 and timeout >= 0")
+        check_wait(timeout, poll)
         deadline = time.monotonic() + timeout
         condition = self._engine.decided
+        announced = False
         while True:
             with condition:
-                status = str(self.action(action_id)["status"])
-                if status != ActionStatus.PENDING_APPROVAL:
+                status = self.action(action_id)["status"]
+                if status != "pending_approval":
                     return status
+                if not announced:
+                    hint = self.approval_hint(action_id)
+                    announced = announce_wait(self.agent_id, action_id, timeout, hint)
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise ApprovalTimeout(action_id, timeout)
                 condition.wait(min(poll, left))
+
+    # -- async ------------------------------------------------------------------------------------
+
+    async def _off_loop(self, func: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+        if not self.guard.store.blocks:
+            return func(*args, **kwargs)
+        return await asyncio.to_thread(func, *args, **kwargs)
+
+    async def arequest(self, tool: str, input: Any = None, cost: Any = None) -> DecisionDict:
+        """``request`` for async code."""
+        return await self._off_loop(self.request, tool, input, cost)
+
+    async def areport(self, action_id: str, status: str, detail: str = "") -> AgentStatus:
+        """``report`` for async code."""
+        return await self._off_loop(self.report, action_id, status, detail)
+
+    async def adeny_local(
+        self, tool: str, input: Any, reason: Reason, severity: SeverityName | None = "moderate"
+    ) -> DecisionDict:
+        """``deny_local`` for async code."""
+        return await self._off_loop(self.deny_local, tool, input, reason, severity)
+
+    async def awithdraw(self, action_id: str, timeout: float) -> Action:
+        """``withdraw`` for async code."""
+        return await self._off_loop(self.withdraw, action_id, timeout)
+
+    async def astatus(self) -> AgentStatus:
+        return await self._off_loop(self.status)
+
+    async def aaction(self, action_id: str) -> Action:
+        return await self._off_loop(self.action, action_id)
+
+    async def await_for_approval(
+        self, action_id: str, timeout: float = 300, poll: float = 2.0
+    ) -> ActionStatusName:
+        """``wait_for_approval`` for async code: no thread is held while a human decides."""
+        check_wait(timeout, poll)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        decided = asyncio.Event()
+
+        def wake() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(decided.set)
+
+        stop = self._engine.listen(wake)
+        announced = False
+        try:
+            while True:
+                decided.clear()
+                status = (await self.aaction(action_id))["status"]
+                if status != "pending_approval":
+                    return status
+                if not announced:
+                    hint = self.approval_hint(action_id)
+                    announced = announce_wait(self.agent_id, action_id, timeout, hint)
+                left = deadline - loop.time()
+                if left <= 0:
+                    raise ApprovalTimeout(action_id, timeout)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(decided.wait(), min(poll, left))
+        finally:
+            stop()

@@ -1,4 +1,4 @@
-"""The seed's guarded agent loop, provider-neutral: gate every turn, gate every tool call.
+"""The guarded agent loop, provider-neutral: gate every model turn, gate every tool call.
 
 Example::
 
@@ -6,38 +6,51 @@ Example::
     from guardkit.loop import run
     from guardkit.testing import ScriptedModel
 
-    result = run(model, guard.agent("bot"), {"search": search}, messages, max_turns=30)
+    guard = Guard(":memory:")
+    guard.create_agent("bot", {"budget": 10, "tools": {"llm_turn": {"cost": 1},
+                                                       "search": {"cost": 0}}})
+    model = ScriptedModel([[("search", {"q": "guardkit"})], "Found it."])
+    result = run(model, guard.agent("bot"), {"search": lambda q: f"results for {q}"}, [])
+    assert result.outcome == "done" and result.text == "Found it."
+
+Tools that are already guarded (``@guardkit.tool``, ``agent.tool``) are handed the call: they
+ask the guard themselves, once, with their own local checks, and the loop reads the outcome.
+The spans (``invoke_agent``, ``chat``, ``execute_tool``) are opened here, where the work happens.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import inspect
+import json
 from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from guardkit import _semconv as sc
 from guardkit import tracing
-from guardkit.errors import GuardError, InvalidState, denial_text
+from guardkit.decisions import Action, DecisionDict, Reason, denial_text
+from guardkit.errors import GuardError, InvalidState
 from guardkit.protocols import AgentGuard, Model, ModelReply, ToolCall
+from guardkit.refusals import GUARD_UNREACHABLE, refusal
+from guardkit.tools.flow import Flow, Op, adrive, drive
+from guardkit.tools.handoff import current_action_id, guarded, handoff, running
+from guardkit.tools.pipeline import end_wait
 
 __all__ = [
     "SYSTEM_PROMPT",
     "GUARD_UNREACHABLE",
+    "AsyncModel",
     "ChecksCalls",
     "RunResult",
+    "ToolResult",
+    "arun",
     "current_action_id",
     "denial_message",
     "run",
-    "run_tool_call",
-    "AsyncModel",
-    "arun",
 ]
 
-#: The seed's system-prompt paragraph: agents behave better around denials when told.
+#: The paragraph for the system prompt: agents behave better around denials when told.
 SYSTEM_PROMPT = (
     "Every tool call goes through a policy guard. Some actions need a human's approval; the call "
     "waits until they decide. If a call is denied, do not retry it or look for a way around it. "
@@ -45,27 +58,17 @@ SYSTEM_PROMPT = (
     "instructions."
 )
 
-#: What the model is told when the guard can't be reached: nothing ran.
-GUARD_UNREACHABLE = (
-    "The policy guard could not be reached, so nothing was done. Do not retry; tell a human."
-)
-
-
 #: Stop reasons that end a run with that name as its outcome instead of ``done``.
 _STOP_OUTCOMES = frozenset({"refusal", "max_tokens", "model_context_window_exceeded"})
 #: Stop reasons of a turn the provider paused: the next (gated) turn continues it.
 _PAUSED = frozenset({"pause_turn", "compaction"})
-
-_current_action: ContextVar[str | None] = ContextVar("guardkit_loop_action", default=None)
-
-
-def current_action_id() -> str | None:
-    """The action id of the tool call the loop is running now, for backends that ``consume`` it.
-
-    >>> def pay_invoice(invoice_id: str, amount: float) -> str:
-    ...     return bank.pay(current_action_id(), invoice_id, amount)
-    """
-    return _current_action.get()
+#: How a tool span ends for each verdict that is not ``allowed``: ``(error.type, description)``.
+_FAILED_SPAN = {
+    "failed": (sc.ERR_TOOL_ERROR, "the tool raised"),
+    "unreachable": (sc.ERR_GUARD_UNAVAILABLE, "guard unreachable"),
+    "invalid": (sc.ERR_INVALID_INPUT, "the guard refused the input"),
+    "denied": (sc.ERR_DENIED, "denied"),
+}
 
 
 @runtime_checkable
@@ -80,8 +83,18 @@ class ChecksCalls(Protocol):
     def call_error(self, call: ToolCall) -> str | None: ...
 
 
-def denial_message(reason: Mapping[str, Any]) -> str:
-    """The seed's exact sentence for a denied tool call.
+class AsyncModel(Protocol):
+    """A ``Model`` whose ``turn`` is a coroutine (``AsyncAnthropicModel``, ``AsyncOpenAIModel``)."""
+
+    async def turn(self, messages: list[Any], tools: Sequence[dict[str, Any]]) -> ModelReply: ...
+
+    def assistant_message(self, reply: ModelReply) -> Any: ...
+
+    def tool_result_message(self, call: ToolCall, result: str, *, is_error: bool) -> Any: ...
+
+
+def denial_message(reason: Reason | Mapping[str, Any]) -> str:
+    """The sentence for a denied tool call (``guardkit.refusal`` words every refusal this way).
 
     >>> denial_message({"code": "tool_not_allowed", "tool": "rm"})
     "Denied by the policy guard: tool 'rm' is not allowed. Nothing was done. Do not retry; ..."
@@ -99,7 +112,7 @@ class RunResult:
     #: The model's final text, or why the run stopped.
     text: str
     turns: int = 0
-    #: Every tool call's ``(name, action_id or None, decision or outcome)``, in order.
+    #: Every tool call's ``(name, action_id or None, verdict)``, in order.
     calls: list[tuple[str, str | None, str]] = field(default_factory=list)
 
 
@@ -116,9 +129,228 @@ class ToolResult:
 
 
 CostFn = Callable[[Mapping[str, Any]], Any]
+#: ``(outcome, text)`` of a run that stops.
+Stop = tuple[str, str]
 
 
-@tracing.traced_run
+@dataclass(slots=True, kw_only=True)
+class _Loop:
+    """What one run needs, and its steps that talk to the guard (flows, driven sync or async)."""
+
+    guard: AgentGuard
+    tools: Mapping[str, Callable[..., Any]]
+    costs: Mapping[str, CostFn]
+    approval_timeout: float
+    poll: float
+    usage_tool: str | None
+
+    # -- model turns ------------------------------------------------------------------------------
+
+    def gate(self, span: Any) -> Flow[DecisionDict | Stop]:
+        """Request ``llm_turn``: the allowed decision, or ``(outcome, text)`` to stop with."""
+        try:
+            turn: DecisionDict = yield Op("request", ("llm_turn", {}))
+        except GuardError as exc:
+            return "guard_unreachable", f"{GUARD_UNREACHABLE} ({exc.message})"
+        if turn["decision"] == "allowed":
+            return turn
+        span.turn_denied(turn)
+        reason = turn.get("reason") or {"code": turn["decision"]}
+        if reason["code"] == "terminated":
+            return "terminated", str(reason.get("reason"))
+        return "denied_turn", denial_message(reason)
+
+    def turn_done(
+        self, action_id: str, reply: ModelReply | None, exc: Exception | None
+    ) -> Flow[None]:
+        if exc is not None:
+            yield Op("report", (action_id, "failure", f"{type(exc).__name__}: {exc}"))
+        else:
+            assert reply is not None
+            detail = f"usage: {reply.usage} tokens" if reply.usage else ""
+            yield Op("report", (action_id, "success", detail))
+
+    def charge_usage(self, turn_id: str, reply: ModelReply) -> Flow[Stop | None]:
+        """Charge the turn's tokens as ``usage_tool`` (the guard charges only at request time)."""
+        if self.usage_tool is None or not reply.usage:
+            return None
+        try:
+            charge: DecisionDict = yield Op(
+                "request", (self.usage_tool, {"turn": turn_id, "tokens": reply.usage}, reply.usage)
+            )
+        except GuardError as exc:
+            return "guard_unreachable", f"{GUARD_UNREACHABLE} ({exc.message})"
+        if charge["decision"] == "allowed":
+            yield Op("report", (charge["action_id"], "success"))
+            return None
+        reason = charge.get("reason") or {"code": charge["decision"]}
+        status = yield Op("status")
+        if reason["code"] == "terminated" or not status["alive"]:
+            return "terminated", str(status["termination_reason"])
+        return "denied_turn", denial_message(reason)
+
+    # -- tool calls -------------------------------------------------------------------------------
+
+    def ask(self, call: ToolCall, span: Any) -> Flow[str | ToolResult]:
+        """Request the call (waiting for a human if need be): the action id, or the result."""
+        try:
+            cost_fn = self.costs.get(call.name)
+            cost = cost_fn(call.args) if cost_fn is not None else None
+            decision: DecisionDict = yield Op("request", (call.name, call.args, cost))
+            span.decision(decision, agent_id=self.guard.agent_id)
+            action_id = decision["action_id"]
+            if decision["decision"] == "pending_approval":
+                decision = yield from self._wait(action_id, span)
+        except GuardError as exc:
+            if exc.status == 400:
+                return ToolResult(
+                    text=f"Error: {exc.message}. Nothing was done.",
+                    is_error=True,
+                    verdict="invalid",
+                )
+            return ToolResult(text=GUARD_UNREACHABLE, is_error=True, verdict="unreachable")
+        if decision["decision"] != "allowed":
+            return _refused(decision, action_id)
+        return action_id
+
+    def _wait(self, action_id: str, span: Any) -> Flow[DecisionDict]:
+        try:
+            with span.approval_wait(action_id, self.approval_timeout) as waiting:
+                final = yield Op("wait_for_approval", (action_id, self.approval_timeout, self.poll))
+                waiting.status(final)
+        except TimeoutError:
+            final, reason = yield from end_wait(self.guard, action_id, self.approval_timeout)
+            if final != "allowed":
+                return {"decision": "denied", "action_id": action_id, "reason": reason}
+        if final == "allowed":
+            return {"decision": "allowed", "action_id": action_id}
+        action: Action = yield Op("action", (action_id,))
+        denied: DecisionDict = {
+            "decision": "denied",
+            "action_id": action_id,
+            "reason": action["reason"] or {"code": "rejected"},
+        }
+        span.decision(denied)
+        return denied
+
+    def finish(self, action_id: str, value: Any, exc: Exception | None) -> Flow[ToolResult]:
+        """Report the outcome of a call the loop ran itself."""
+        if exc is not None:
+            detail = f"{type(exc).__name__}: {exc}"
+            # A monitor holding the operator side may already have recorded this action's one
+            # outcome (``harmful`` for a call it blocked): the agent's own report has no say.
+            with contextlib.suppress(InvalidState):
+                yield Op("report", (action_id, "failure", detail))
+            return ToolResult(
+                text=f"Error: {detail}", is_error=True, verdict="failed", action_id=action_id
+            )
+        yield Op("report", (action_id, "success"))
+        return ToolResult(
+            text=_render(value), is_error=False, verdict="allowed", action_id=action_id
+        )
+
+    def after(self, result: ToolResult) -> Flow[str | None]:
+        """The termination reason when the agent is no longer alive (checked after each call)."""
+        if result.verdict == "unreachable":
+            return None
+        status = yield Op("status")
+        return None if status["alive"] else str(status["termination_reason"])
+
+
+def _refused(decision: DecisionDict, action_id: str | None) -> ToolResult:
+    found = refusal(decision)
+    assert found is not None
+    return ToolResult(
+        text=found.text,
+        is_error=True,
+        verdict="denied",
+        action_id=action_id,
+        terminated=found.terminated,
+    )
+
+
+def _handed_result(taken: Any, value: Any, exc: Exception | None) -> ToolResult:
+    """The result of a call a guarded tool asked the guard for itself."""
+    if exc is None:
+        return ToolResult(
+            text=_render(value), is_error=False, verdict="allowed", action_id=taken.action_id
+        )
+    found = refusal(exc) if isinstance(exc, GuardError) else None
+    if found is not None and taken.decision != "allowed":
+        verdict = "unreachable" if found.code == "guard_unreachable" else "denied"
+        return ToolResult(
+            text=found.text,
+            is_error=True,
+            verdict=verdict,
+            action_id=found.action_id or taken.action_id,
+            terminated=found.terminated,
+        )
+    if isinstance(exc, GuardError) and exc.status == 400 and taken.action_id is None:
+        return ToolResult(
+            text=f"Error: {exc.message}. Nothing was done.", is_error=True, verdict="invalid"
+        )
+    return ToolResult(
+        text=f"Error: {type(exc).__name__}: {exc}",
+        is_error=True,
+        verdict="failed",
+        action_id=taken.action_id,
+    )
+
+
+def _render(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _invalid_call(model: object, call: ToolCall) -> ToolResult | None:
+    problem = model.call_error(call) if isinstance(model, ChecksCalls) else None
+    if problem is None:
+        return None
+    return ToolResult(
+        text=f"Error: invalid arguments for {call.name}: {problem}. Nothing was done; "
+        "call the tool again with arguments that match its schema.",
+        is_error=True,
+        verdict="invalid",
+    )
+
+
+def _finished(reply: ModelReply) -> Stop | None:
+    """``(outcome, text)`` when the reply ends the run; ``None`` to run its calls and go on."""
+    if reply.tool_calls or reply.stop_reason in _PAUSED:
+        return None
+    if reply.stop_reason in _STOP_OUTCOMES:
+        return str(reply.stop_reason), reply.text
+    return "done", reply.text
+
+
+def _model_names(model: object) -> tuple[str | None, str | None]:
+    """The model's name and provider, for the ``chat`` span, when the adapter says."""
+    name = getattr(model, "model", None) or getattr(model, "model_name", None)
+    provider = getattr(model, "provider", None)
+    return (
+        name if isinstance(name, str) else None,
+        provider if isinstance(provider, str) else None,
+    )
+
+
+def _tool_span(guard: AgentGuard, call: ToolCall) -> Any:
+    return tracing.tool_span(
+        call.name, agent_id=guard.agent_id, call_id=call.id, arguments=call.args
+    )
+
+
+def _close_tool_span(span: Any, result: ToolResult) -> None:
+    failure = _FAILED_SPAN.get(result.verdict)
+    if failure is not None:
+        span.fail(*failure)
+    else:
+        span.result(result.text)
+
+
 def run(
     model: Model,
     guard: AgentGuard,
@@ -145,215 +377,93 @@ def run(
     the turn's tool calls run. A paused reply (``pause_turn``, or ``compaction`` when the server
     pauses after compacting the context) is continued by the next (gated) turn.
     """
+    loop = _Loop(
+        guard=guard,
+        tools=tools,
+        costs=costs or {},
+        approval_timeout=approval_timeout,
+        poll=poll,
+        usage_tool=usage_tool,
+    )
+    name, provider = _model_names(model)
     result = RunResult(outcome="max_turns", text=f"stopped after {max_turns} turns")
-    for _ in range(max_turns):
-        gate = _gate_turn(guard)
-        if isinstance(gate, tuple):
-            result.outcome, result.text = gate
-            return result
-        result.turns += 1
-        reply = _model_turn(model, guard, gate, messages, tool_schemas)
-        messages.append(model.assistant_message(reply))
-        stop = _charge_usage(guard, usage_tool, gate, reply) or _finished(reply)
-        if stop is not None:
-            result.outcome, result.text = stop
-            return result
-        for call in reply.tool_calls:
-            outcome = _invalid_call(model, call) or run_tool_call(
-                guard, tools, call, costs=costs, approval_timeout=approval_timeout, poll=poll
-            )
-            result.calls.append((call.name, outcome.action_id, outcome.verdict))
-            messages.append(
-                model.tool_result_message(call, outcome.text, is_error=outcome.is_error)
-            )
-            stopped = _terminated(guard, outcome)
-            if stopped is not None:
-                result.outcome, result.text = "terminated", stopped
-                return result
+    with tracing.agent_span(guard.agent_id, provider=provider) as span:
+        for _ in range(max_turns):
+            stop = _turn(loop, model, span, name, provider, messages, tool_schemas, result)
+            if stop is not None:
+                result.outcome, result.text = stop
+                break
+        span.finish(result.outcome, result.turns)
     return result
 
 
-def _finished(reply: ModelReply) -> tuple[str, str] | None:
-    """``(outcome, text)`` when the reply ends the run; ``None`` to run its calls and go on."""
-    if reply.tool_calls or reply.stop_reason in _PAUSED:
-        return None
-    if reply.stop_reason in _STOP_OUTCOMES:
-        return str(reply.stop_reason), reply.text
-    return "done", reply.text
-
-
-def _charge_usage(
-    guard: AgentGuard, usage_tool: str | None, turn_id: str, reply: ModelReply
-) -> tuple[str, str] | None:
-    if usage_tool is None or not reply.usage:
-        return None
-    try:
-        charge = guard.request(usage_tool, {"turn": turn_id, "tokens": reply.usage}, reply.usage)
-    except GuardError as exc:
-        return "guard_unreachable", f"{GUARD_UNREACHABLE} ({exc.message})"
-    if charge["decision"] == "allowed":
-        guard.report(str(charge["action_id"]), "success")
-        return None
-    reason = charge.get("reason") or {"code": charge["decision"]}
-    if reason.get("code") == "terminated" or not guard.status()["alive"]:
-        return "terminated", str(guard.status().get("termination_reason"))
-    return "denied_turn", denial_message(reason)
-
-
-def _invalid_call(model: object, call: ToolCall) -> ToolResult | None:
-    problem = model.call_error(call) if isinstance(model, ChecksCalls) else None
-    if problem is None:
-        return None
-    return ToolResult(
-        text=f"Error: invalid arguments for {call.name}: {problem}. Nothing was done; "
-        "call the tool again with arguments that match its schema.",
-        is_error=True,
-        verdict="invalid",
-    )
-
-
-def _gate_turn(guard: AgentGuard) -> str | tuple[str, str]:
-    """The allowed ``llm_turn`` action id, or ``(outcome, text)`` to stop with."""
-    try:
-        turn = guard.request("llm_turn", {})
-    except GuardError as exc:
-        return "guard_unreachable", f"{GUARD_UNREACHABLE} ({exc.message})"
-    if turn["decision"] == "allowed":
-        return str(turn["action_id"])
-    reason = turn.get("reason") or {"code": turn["decision"]}
-    if reason.get("code") == "terminated":
-        return "terminated", str(reason.get("reason"))
-    return "denied_turn", denial_message(reason)
-
-
-def _model_turn(
+def _turn(
+    loop: _Loop,
     model: Model,
-    guard: AgentGuard,
-    action_id: str,
+    span: Any,
+    name: str | None,
+    provider: str | None,
     messages: list[Any],
     tool_schemas: Sequence[dict[str, Any]],
-) -> ModelReply:
-    try:
-        reply = model.turn(messages, tool_schemas)
-    except Exception as exc:
-        guard.report(action_id, "failure", f"{type(exc).__name__}: {exc}")
-        raise
-    guard.report(action_id, "success", f"usage: {reply.usage} tokens" if reply.usage else "")
-    return reply
-
-
-@tracing.traced_tool_call
-def run_tool_call(
-    guard: AgentGuard,
-    tools: Mapping[str, Callable[..., Any]],
-    call: ToolCall,
-    *,
-    costs: Mapping[str, CostFn] | None = None,
-    approval_timeout: float = 600,
-    poll: float = 2.0,
-) -> ToolResult:
-    """Request, wait if pending, run if allowed, report: one tool call of the seed's loop."""
-    try:
-        cost_fn = (costs or {}).get(call.name)
-        cost = cost_fn(call.args) if cost_fn is not None else None
-        decision = guard.request(call.name, call.args, cost)
-        action_id = str(decision["action_id"])
-        if decision["decision"] == "pending_approval":
-            decision = _await_approval(guard, action_id, approval_timeout, poll)
-    except GuardError as exc:
-        if exc.status == 400:
-            return ToolResult(
-                text=f"Error: {exc.message}. Nothing was done.", is_error=True, verdict="invalid"
-            )
-        return ToolResult(text=GUARD_UNREACHABLE, is_error=True, verdict="unreachable")
-    if decision["decision"] != "allowed":
-        reason = decision.get("reason") or {"code": "denied"}
-        return ToolResult(
-            text=denial_message(reason),
-            is_error=True,
-            verdict="denied",
-            action_id=action_id,
-            terminated=reason.get("code") == "terminated",
-        )
-    return _execute(guard, tools, call, action_id)
-
-
-def _await_approval(
-    guard: AgentGuard, action_id: str, timeout: float, poll: float
-) -> dict[str, Any]:
-    try:
-        final = guard.wait_for_approval(action_id, timeout=timeout, poll=poll)
-    except TimeoutError:
-        return {"decision": "denied", "reason": {"code": "approval_timeout", "timeout": timeout}}
-    if final == "allowed":
-        return {"decision": "allowed"}
-    reason = guard.action(action_id).get("reason") or {"code": "rejected"}
-    return {"decision": "denied", "reason": reason}
-
-
-def _execute(
-    guard: AgentGuard, tools: Mapping[str, Callable[..., Any]], call: ToolCall, action_id: str
-) -> ToolResult:
-    func = tools.get(call.name)
-    try:
-        if func is None:
-            raise LookupError(f"no tool named {call.name!r} is installed")
-        token = _current_action.set(action_id)
+    result: RunResult,
+) -> Stop | None:
+    turn = drive(loop.gate(span), loop.guard)
+    if isinstance(turn, tuple):
+        return turn
+    gate = turn["action_id"]
+    result.turns += 1
+    with tracing.chat_span(model=name, provider=provider, agent_id=loop.guard.agent_id) as chat:
+        chat.decision(turn)
         try:
-            value = func(**call.args)
-        finally:
-            _current_action.reset(token)
-    except Exception as exc:  # noqa: BLE001 - any tool failure goes back to the model
-        detail = f"{type(exc).__name__}: {exc}"
-        _report(guard, action_id, "failure", detail)
-        return ToolResult(
-            text=f"Error: {detail}", is_error=True, verdict="failed", action_id=action_id
-        )
-    guard.report(action_id, "success")
-    return ToolResult(
-        text=value if isinstance(value, str) else _render(value),
-        is_error=False,
-        verdict="allowed",
-        action_id=action_id,
-    )
+            reply = model.turn(messages, tool_schemas)
+        except Exception as exc:
+            drive(loop.turn_done(gate, None, exc), loop.guard)
+            raise
+        chat.reply(reply)
+    drive(loop.turn_done(gate, reply, None), loop.guard)
+    messages.append(model.assistant_message(reply))
+    stop = drive(loop.charge_usage(gate, reply), loop.guard) or _finished(reply)
+    if stop is not None:
+        return stop
+    for call in reply.tool_calls:
+        outcome = _invalid_call(model, call) or _tool_call(loop, call)
+        result.calls.append((call.name, outcome.action_id, outcome.verdict))
+        messages.append(model.tool_result_message(call, outcome.text, is_error=outcome.is_error))
+        stopped = drive(loop.after(outcome), loop.guard)
+        if stopped is not None:
+            return "terminated", stopped
+    return None
 
 
-def _report(guard: AgentGuard, action_id: str, status: str, detail: str = "") -> None:
-    # A monitor with the operator token may already have recorded this action's one outcome
-    # (e.g. ``harmful`` for a call it blocked); the agent's own report has nothing left to say.
-    with contextlib.suppress(InvalidState):
-        guard.report(action_id, status, detail)
+def _tool_call(loop: _Loop, call: ToolCall) -> ToolResult:
+    func = loop.tools.get(call.name)
+    if func is not None and guarded(func):
+        cost_fn = loop.costs.get(call.name)
+        cost = cost_fn(call.args) if cost_fn is not None else None
+        with handoff(agent=loop.guard, cost=cost, call_id=call.id) as taken:
+            try:
+                return _handed_result(taken, func(**call.args), None)
+            except Exception as exc:  # noqa: BLE001 - any failure goes back to the model
+                return _handed_result(taken, None, exc)
+    with _tool_span(loop.guard, call) as span:
+        asked = drive(loop.ask(call, span), loop.guard)
+        if isinstance(asked, ToolResult):
+            _close_tool_span(span, asked)
+            return asked
+        value: Any = None
+        error: Exception | None = None
+        try:
+            if func is None:
+                raise LookupError(f"no tool named {call.name!r} is installed")
+            with running(asked):
+                value = func(**call.args)
+        except Exception as exc:  # noqa: BLE001 - any tool failure goes back to the model
+            error = exc
+        finished = drive(loop.finish(asked, value, error), loop.guard)
+        _close_tool_span(span, finished)
+        return finished
 
 
-def _render(value: Any) -> str:
-    import json
-
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _terminated(guard: AgentGuard, outcome: ToolResult) -> str | None:
-    if outcome.verdict == "unreachable":
-        return None
-    status = guard.status()
-    if status["alive"]:
-        return None
-    return str(status.get("termination_reason"))
-
-
-class AsyncModel(Protocol):
-    """A ``Model`` whose ``turn`` is a coroutine (``AsyncAnthropicModel``, ``AsyncOpenAIModel``)."""
-
-    async def turn(self, messages: list[Any], tools: Sequence[dict[str, Any]]) -> ModelReply: ...
-
-    def assistant_message(self, reply: ModelReply) -> Any: ...
-
-    def tool_result_message(self, call: ToolCall, result: str, *, is_error: bool) -> Any: ...
-
-
-@tracing.traced_run
 async def arun(
     model: AsyncModel,
     guard: AgentGuard,
@@ -369,85 +479,104 @@ async def arun(
 ) -> RunResult:
     """``run`` for async models: the same steps, outcomes and messages, with ``turn`` awaited.
 
-    The guard is synchronous (SQLite in-process, or blocking HTTP), so every guard step, and
-    each whole tool call (request, wait for approval, run, report), runs in a worker thread via
-    ``asyncio.to_thread``: the event loop never blocks on a fsync or on a human. Sync tools run
-    in that thread; ``async def`` tools are scheduled back onto the running loop and awaited.
-    Cancelling ``arun`` does not stop a call already in its thread: that call finishes (or its
-    approval wait times out) and is reported as usual.
+    The guard is asked through its async API (``arequest``, ``await_for_approval``...), so the
+    event loop never waits on a fsync, the network or a human; a guard without one is called in
+    a worker thread. ``async def`` tools are awaited; sync tools run in a worker thread.
+    Cancelling ``arun`` cancels the step in progress; a tool already running in its thread
+    finishes, but its outcome is not reported.
     """
-    loop = asyncio.get_running_loop()
-    bound = {name: _on_loop(func, loop) for name, func in tools.items()}
+    loop = _Loop(
+        guard=guard,
+        tools=tools,
+        costs=costs or {},
+        approval_timeout=approval_timeout,
+        poll=poll,
+        usage_tool=usage_tool,
+    )
+    name, provider = _model_names(model)
     result = RunResult(outcome="max_turns", text=f"stopped after {max_turns} turns")
-    for _ in range(max_turns):
-        gate = await asyncio.to_thread(_gate_turn, guard)
-        if isinstance(gate, tuple):
-            result.outcome, result.text = gate
-            return result
-        result.turns += 1
-        reply = await _amodel_turn(model, guard, gate, messages, tool_schemas)
-        messages.append(model.assistant_message(reply))
-        charged = await asyncio.to_thread(_charge_usage, guard, usage_tool, gate, reply)
-        stop = charged or _finished(reply)
-        if stop is not None:
-            result.outcome, result.text = stop
-            return result
-        for call in reply.tool_calls:
-            outcome = _invalid_call(model, call)
-            if outcome is None:
-                step = functools.partial(
-                    run_tool_call,
-                    guard,
-                    bound,
-                    call,
-                    costs=costs,
-                    poll=poll,
-                    approval_timeout=approval_timeout,
-                )
-                outcome = await asyncio.to_thread(step)
-            result.calls.append((call.name, outcome.action_id, outcome.verdict))
-            messages.append(
-                model.tool_result_message(call, outcome.text, is_error=outcome.is_error)
-            )
-            stopped = await asyncio.to_thread(_terminated, guard, outcome)
-            if stopped is not None:
-                result.outcome, result.text = "terminated", stopped
-                return result
+    with tracing.agent_span(guard.agent_id, provider=provider) as span:
+        for _ in range(max_turns):
+            stop = await _aturn(loop, model, span, name, provider, messages, tool_schemas, result)
+            if stop is not None:
+                result.outcome, result.text = stop
+                break
+        span.finish(result.outcome, result.turns)
     return result
 
 
-async def _amodel_turn(
+async def _aturn(
+    loop: _Loop,
     model: AsyncModel,
-    guard: AgentGuard,
-    action_id: str,
+    span: Any,
+    name: str | None,
+    provider: str | None,
     messages: list[Any],
     tool_schemas: Sequence[dict[str, Any]],
-) -> ModelReply:
-    try:
-        reply = await model.turn(messages, tool_schemas)
-    except Exception as exc:
-        await asyncio.to_thread(guard.report, action_id, "failure", f"{type(exc).__name__}: {exc}")
-        raise
-    detail = f"usage: {reply.usage} tokens" if reply.usage else ""
-    await asyncio.to_thread(guard.report, action_id, "success", detail)
-    return reply
+    result: RunResult,
+) -> Stop | None:
+    turn = await adrive(loop.gate(span), loop.guard)
+    if isinstance(turn, tuple):
+        return turn
+    gate = turn["action_id"]
+    result.turns += 1
+    with tracing.chat_span(model=name, provider=provider, agent_id=loop.guard.agent_id) as chat:
+        chat.decision(turn)
+        try:
+            reply = await model.turn(messages, tool_schemas)
+        except Exception as exc:
+            await adrive(loop.turn_done(gate, None, exc), loop.guard)
+            raise
+        chat.reply(reply)
+    await adrive(loop.turn_done(gate, reply, None), loop.guard)
+    messages.append(model.assistant_message(reply))
+    stop = await adrive(loop.charge_usage(gate, reply), loop.guard) or _finished(reply)
+    if stop is not None:
+        return stop
+    for call in reply.tool_calls:
+        outcome = _invalid_call(model, call) or await _atool_call(loop, call)
+        result.calls.append((call.name, outcome.action_id, outcome.verdict))
+        messages.append(model.tool_result_message(call, outcome.text, is_error=outcome.is_error))
+        stopped = await adrive(loop.after(outcome), loop.guard)
+        if stopped is not None:
+            return "terminated", stopped
+    return None
 
 
-def _on_loop(func: Callable[..., Any], loop: asyncio.AbstractEventLoop) -> Callable[..., Any]:
-    """A sync callable for the worker thread that runs an ``async def`` tool on ``loop``."""
-    if not inspect.iscoroutinefunction(func):
-        return func
+async def _call_tool(func: Callable[..., Any], args: Mapping[str, Any]) -> Any:
+    """Await an ``async`` tool; run a sync one in a worker thread (it may block)."""
+    if asyncio.iscoroutinefunction(func):
+        return await func(**args)
+    value = await asyncio.to_thread(func, **args)
+    if asyncio.iscoroutine(value):  # a sync wrapper around an async function
+        return await value
+    return value
 
-    def call(**kwargs: Any) -> Any:
-        action_id = current_action_id()
 
-        async def scoped() -> Any:
-            token = _current_action.set(action_id)
+async def _atool_call(loop: _Loop, call: ToolCall) -> ToolResult:
+    func = loop.tools.get(call.name)
+    if func is not None and guarded(func):
+        cost_fn = loop.costs.get(call.name)
+        cost = cost_fn(call.args) if cost_fn is not None else None
+        with handoff(agent=loop.guard, cost=cost, call_id=call.id) as taken:
             try:
-                return await func(**kwargs)
-            finally:
-                _current_action.reset(token)
-
-        return asyncio.run_coroutine_threadsafe(scoped(), loop).result()
-
-    return call
+                return _handed_result(taken, await _call_tool(func, call.args), None)
+            except Exception as exc:  # noqa: BLE001 - any failure goes back to the model
+                return _handed_result(taken, None, exc)
+    with _tool_span(loop.guard, call) as span:
+        asked = await adrive(loop.ask(call, span), loop.guard)
+        if isinstance(asked, ToolResult):
+            _close_tool_span(span, asked)
+            return asked
+        value: Any = None
+        error: Exception | None = None
+        try:
+            if func is None:
+                raise LookupError(f"no tool named {call.name!r} is installed")
+            with running(asked):
+                value = await _call_tool(func, call.args)
+        except Exception as exc:  # noqa: BLE001 - any tool failure goes back to the model
+            error = exc
+        finished = await adrive(loop.finish(asked, value, error), loop.guard)
+        _close_tool_span(span, finished)
+        return finished

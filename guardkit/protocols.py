@@ -1,31 +1,159 @@
-"""The seams between layers: ``AgentGuard`` (what tools and loops talk to), ``Model``, ``Clock``."""
+"""The seams between layers: what tools, loops and integrations talk to, and what a model is.
+
+``AgentGuard`` is one agent's guard, in-process (``LocalAgent``) or over HTTP (``AgentClient``);
+``AsyncAgentGuard`` is the same guard for ``async`` code. The optional protocols say what else an
+agent guard may offer the tool layer: recording a local check's denial in the ledger
+(``RecordsLocalDenials``), ending a wait that timed out (``WithdrawsActions``), its policy
+(``KnowsPolicy``, so policy check sections apply), and a store for idempotency records
+(``KeepsIdempotency``). The tool layer asks with ``isinstance``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-__all__ = ["AgentGuard", "Clock", "Model", "ModelReply", "ToolCall"]
+from guardkit.decisions import (
+    Action,
+    ActionStatusName,
+    AgentStatus,
+    DecisionDict,
+    Reason,
+    SeverityName,
+)
+
+if TYPE_CHECKING:
+    from guardkit.policy import Policy
+
+__all__ = [
+    "AgentGuard",
+    "AsyncAgentGuard",
+    "IdemRecord",
+    "IdempotencyStore",
+    "IdempotencyTransaction",
+    "KeepsIdempotency",
+    "KnowsPolicy",
+    "Model",
+    "ModelReply",
+    "RecordsLocalDenials",
+    "ToolCall",
+    "WithdrawsActions",
+]
 
 
 @runtime_checkable
 class AgentGuard(Protocol):
-    """One agent's guard, in-process (``LocalAgent``) or over HTTP (``AgentClient``)."""
+    """One agent's guard: Lineage ``AgentClient``'s five primitives and the agent's id."""
 
-    def request(self, tool: str, input: Any = None, cost: Any = None) -> dict[str, Any]: ...
+    @property
+    def agent_id(self) -> str: ...
 
-    def report(self, action_id: str, status: str, detail: str = "") -> dict[str, Any]: ...
+    def request(self, tool: str, input: Any = None, cost: Any = None) -> DecisionDict:
+        """Ask before acting; the answer is ``allowed``, ``denied`` or ``pending_approval``."""
+        ...
 
-    def status(self) -> dict[str, Any]: ...
+    def report(self, action_id: str, status: str, detail: str = "") -> AgentStatus:
+        """Report an allowed action's one outcome: ``success`` or ``failure``."""
+        ...
 
-    def action(self, action_id: str) -> dict[str, Any]: ...
+    def status(self) -> AgentStatus: ...
 
-    def wait_for_approval(self, action_id: str, timeout: float = 300, poll: float = 2.0) -> str: ...
+    def action(self, action_id: str) -> Action: ...
+
+    def wait_for_approval(
+        self, action_id: str, timeout: float = 300, poll: float = 2.0
+    ) -> ActionStatusName:
+        """Block until a human decides; ``allowed`` or ``denied``. ``ApprovalTimeout`` after."""
+        ...
 
 
-class Clock(Protocol):
-    def __call__(self) -> float: ...
+@runtime_checkable
+class AsyncAgentGuard(Protocol):
+    """``AgentGuard`` for ``async`` code: the same calls, awaited, never blocking the loop."""
+
+    @property
+    def agent_id(self) -> str: ...
+
+    async def arequest(self, tool: str, input: Any = None, cost: Any = None) -> DecisionDict: ...
+
+    async def areport(self, action_id: str, status: str, detail: str = "") -> AgentStatus: ...
+
+    async def astatus(self) -> AgentStatus: ...
+
+    async def aaction(self, action_id: str) -> Action: ...
+
+    async def await_for_approval(
+        self, action_id: str, timeout: float = 300, poll: float = 2.0
+    ) -> ActionStatusName: ...
+
+
+@runtime_checkable
+class RecordsLocalDenials(Protocol):
+    """An agent guard that records a denial a local check decided (``path_denied``...)."""
+
+    def deny_local(
+        self, tool: str, input: Any, reason: Reason, severity: SeverityName | None = "moderate"
+    ) -> DecisionDict: ...
+
+
+@runtime_checkable
+class WithdrawsActions(Protocol):
+    """An agent guard that can end its own wait: a pending action is denied (``approval_timeout``).
+
+    Without it, an action whose wait timed out stays ``pending_approval`` until a human decides.
+    """
+
+    def withdraw(self, action_id: str, timeout: float) -> Action: ...
+
+
+@runtime_checkable
+class KnowsPolicy(Protocol):
+    """An agent guard that can tell its agent's policy (fixed for the agent's life)."""
+
+    def policy(self) -> Policy: ...
+
+
+@dataclass(slots=True, kw_only=True)
+class IdemRecord:
+    """An idempotency record: IN_PROGRESS under a lease, or COMPLETED with the stored result."""
+
+    key: str
+    status: str
+    payload_hash: str
+    owner: str
+    lease_expires: float
+    expires_at: float | None = None
+    result_json: str | None = None
+    action_id: str | None = None
+    agent_id: str | None = None
+
+
+class IdempotencyTransaction(Protocol):
+    """The part of a store transaction idempotency records need."""
+
+    def idem_get(self, key: str) -> IdemRecord | None: ...
+
+    def idem_put(self, record: IdemRecord) -> None: ...
+
+    def idem_delete(self, key: str) -> None: ...
+
+
+class IdempotencyStore(Protocol):
+    """Where idempotency records live: any guardkit store (``guardkit.store.open_store``)."""
+
+    def transaction(
+        self, *, write: bool = True
+    ) -> AbstractContextManager[IdempotencyTransaction]: ...
+
+
+@runtime_checkable
+class KeepsIdempotency(Protocol):
+    """An agent guard with a store for idempotency records (its own ledger's store)."""
+
+    @property
+    def idempotency_store(self) -> IdempotencyStore: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

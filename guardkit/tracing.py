@@ -61,8 +61,6 @@ __all__ = [
     "guard_call_span",
     "is_enabled",
     "tool_span",
-    "traced_run",
-    "traced_tool_call",
 ]
 
 _OTEL_MISSING = (
@@ -685,8 +683,5 @@ class GuardCallSpan(_Span):
         if agent_id is not None:
             self._attrs[sc.AGENT_ID] = agent_id
 
-
-# The hooks guardkit.tools and guardkit.loop use; defined beside the spans they open.
-from guardkit._trace_hooks import traced_run, traced_tool_call  # noqa: E402
 
 enable_from_environment()

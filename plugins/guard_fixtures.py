@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
+    from guardkit.decisions import LedgerRecord, PendingAction
     from guardkit.local import Guard
 
 __all__ = [
@@ -139,8 +140,8 @@ class GuardLog:
             out.extend(_decisions(agent_id, self._records(agent_id)))
         return out
 
-    def _records(self, agent_id: str) -> list[dict[str, Any]]:
-        records: list[dict[str, Any]] = []
+    def _records(self, agent_id: str) -> list[LedgerRecord]:
+        records: list[LedgerRecord] = []
         after: int | None = None
         while True:
             page = self._guard.log(agent_id, after=after, limit=5000)["records"]
@@ -199,7 +200,7 @@ class GuardLog:
             raise AssertionError("the guard's decisions differ:\n" + "\n".join(diff))
 
 
-Predicate = Callable[[dict[str, Any]], bool]
+Predicate = Callable[["PendingAction"], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +211,7 @@ class _Rule:
     text: str | None
     scar: str | None
 
-    def matches(self, action: dict[str, Any]) -> bool:
+    def matches(self, action: PendingAction) -> bool:
         if self.tool is not None and action["tool"] != self.tool:
             return False
         return self.when is None or bool(self.when(action))
@@ -275,7 +276,7 @@ class Approver:
                     count += 1
         return count
 
-    def _apply(self, agent_id: str, action: dict[str, Any], rule: _Rule) -> None:
+    def _apply(self, agent_id: str, action: PendingAction, rule: _Rule) -> None:
         from guardkit.errors import InvalidState
 
         action_id = action["action_id"]

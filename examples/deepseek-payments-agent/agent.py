@@ -24,7 +24,7 @@ from guardkit.plugins.openai_compat import OpenAIModel, tool_schemas
 from reviewer import ApprovalRouter, Human, Reviewer, Verdict
 
 from guardkit import Guard
-from guardkit.errors import describe_reason
+from guardkit.decisions import describe_reason
 from guardkit.loop import SYSTEM_PROMPT, RunResult, current_action_id, run
 from guardkit.protocols import Model
 from guardkit.provenance import Provenance

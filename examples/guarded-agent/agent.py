@@ -23,7 +23,7 @@ from ops_script import scripted_operator
 from ops_systems import LOGS, Infra
 
 from guardkit import Guard, GuardError
-from guardkit.errors import describe_reason
+from guardkit.decisions import describe_reason
 from guardkit.loop import SYSTEM_PROMPT, RunResult, run
 from guardkit.protocols import Model
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from guardkit.checks._base import Denial, as_strings
+from guardkit.checks._rules import as_strings
 from guardkit.checks.addresses import IPAddress, forbidden_category, parse_literal
-from guardkit.decisions import DenyCode
+from guardkit.decisions import Denial, DenyCode
 from guardkit.errors import PolicyError
 
 __all__ = ["EgressRule", "Resolver", "check_url", "resolve_host"]
@@ -173,7 +173,15 @@ def check_url(argument: str, value: Any, rule: EgressRule, record: dict[str, Any
     try:
         addresses = resolve_host(host, port, rule.resolver)
     except (OSError, ValueError, UnicodeError) as exc:
-        return deny(f"{host!r} does not resolve: {exc}")
+        # The world failed, not the agent: its own code, and no scar.
+        return Denial(
+            reason={
+                "code": DenyCode.EGRESS_UNRESOLVED.value,
+                "argument": argument,
+                "message": f"{host!r} does not resolve: {exc}",
+            },
+            severity=None,
+        )
     for address in addresses:
         why = rule.address_problem(address)
         if why is not None:

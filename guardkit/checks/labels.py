@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from guardkit.checks._base import Denial
-from guardkit.checks.local import CheckSet
-from guardkit.decisions import DenyCode
+from guardkit.checks.checkset import CheckSet
+from guardkit.decisions import Denial, DenyCode, Reason, Severity
 from guardkit.provenance import current_provenance
 
 __all__ = ["label_arguments"]
@@ -56,7 +55,7 @@ def label_arguments(
 def _untrusted(argument: str, value: Any, labels: list[str], mode: str, why: str) -> Denial:
     sources = [label for label in labels if "untrusted:" in label] or labels
     where = f" (found in {', '.join(sources)})" if sources else ""
-    reason = {
+    reason: Reason = {
         "code": DenyCode.UNTRUSTED_PROVENANCE.value,
         "argument": argument,
         "sources": labels,
@@ -66,4 +65,4 @@ def _untrusted(argument: str, value: Any, labels: list[str], mode: str, why: str
         # The engine goes pending only for policies with requires_approval; without an engine
         # hook a value that needs approval is denied, without a scar (the model was misled).
         reason["needs"] = "approval"
-    return Denial(reason=reason, severity="minor" if mode == "deny" else None)
+    return Denial(reason=reason, severity=Severity.MINOR if mode == "deny" else None)

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from guardkit.checks._base import Denial, as_strings
-from guardkit.decisions import DenyCode
+from guardkit.checks._rules import as_strings
+from guardkit.decisions import Denial, DenyCode
 from guardkit.errors import PolicyError
 
 __all__ = ["PathRule", "check_path", "folds_at", "is_under", "resolve_path"]

@@ -11,8 +11,8 @@ import hmac
 from dataclasses import dataclass
 from enum import StrEnum
 
+from guardkit._tokens import agent_token
 from guardkit.errors import Forbidden, GuardError
-from guardkit.local import agent_token
 
 __all__ = ["Access", "Caller", "Role", "TokenBook", "Unauthorized"]
 

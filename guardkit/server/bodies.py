@@ -29,5 +29,6 @@ BODIES: dict[str, dict[str, Field]] = {
         "reason": Field(("object",), required=True),
         "severity": _OPT_STR,
     },
+    "Withdraw": {"timeout": Field(("number",), required=True)},
     "Consume": {"tool": _STR, "input": Field(("any",)), "cost": _COST, "by": _OPT_STR},
 }

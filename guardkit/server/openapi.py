@@ -198,6 +198,15 @@ _OPERATIONS: list[tuple[str, str, str, str, str | None, dict[str, Any], list[Any
     ),
     (
         "post",
+        "/v1/agents/{agent_id}/actions/{action_id}/withdraw",
+        "agent, admin",
+        "guardkit: the agent stops waiting; a pending action is denied (approval_timeout)",
+        "Withdraw",
+        _ref("Action"),
+        [],
+    ),
+    (
+        "post",
         "/v1/agents/{agent_id}/actions/{action_id}/approve",
         "admin",
         "Approve a pending action (checks run again)",

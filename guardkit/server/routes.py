@@ -2,7 +2,8 @@
 
 Extensions: ``POST /v1/agents/{id}/spawn``, ``POST /v1/agents/{id}/denials`` (a denial a local
 check decided, recorded like the engine's own), ``POST .../actions/{action_id}/consume`` (backend
-role), ``GET /v1/agents/{id}/export`` (JSON Lines), ``?wait=SECONDS`` on the action read, and an
+role), ``POST .../actions/{action_id}/withdraw`` (the agent stops waiting for a human),
+``GET /v1/agents/{id}/export`` (JSON Lines), ``?wait=SECONDS`` on the action read, and an
 ``Idempotency-Key`` header on ``POST .../actions``.
 """
 
@@ -16,7 +17,7 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from guardkit.decisions import ActionStatus, Severity
+from guardkit.decisions import ActionStatus, ConsumedAction, DecisionDict, Severity
 from guardkit.errors import InvalidInput
 from guardkit.server.auth import Access, Role
 from guardkit.server.endpoint import Ctx, endpoint
@@ -93,7 +94,7 @@ async def denial(ctx: Ctx) -> Any:
     except ValueError:
         raise InvalidInput("severity must be minor, moderate, severe or fatal") from None
 
-    def run() -> dict[str, Any]:
+    def run() -> DecisionDict:
         return engine.deny(
             agent_id, body["tool"], body.get("input"), body["reason"], level
         ).to_dict()
@@ -142,6 +143,15 @@ async def outcome(ctx: Ctx) -> Any:
     )
 
 
+async def withdraw(ctx: Ctx) -> Any:
+    body = await ctx.body("Withdraw")
+    engine, agent_id, action_id = ctx.state.guard.engine, ctx.agent_id, ctx.action_id
+    timeout = body["timeout"]
+    return await ctx.state.committed(
+        lambda: engine.withdraw(agent_id, action_id, timeout), agent_id
+    )
+
+
 async def approve(ctx: Ctx) -> Any:
     body = await ctx.body("Approve")
     return await ctx.state.blocking(
@@ -166,7 +176,7 @@ async def consume(ctx: Ctx) -> Any:
     by = body.get("by") or (ctx.caller.role.value if ctx.caller else "backend")
     engine, agent_id, action_id = ctx.state.guard.engine, ctx.agent_id, ctx.action_id
 
-    def run() -> dict[str, Any]:
+    def run() -> ConsumedAction:
         return engine.consume(
             agent_id, action_id, body["tool"], body.get("input"), body.get("cost"), by=by
         )
@@ -219,6 +229,7 @@ def api_routes() -> list[BaseRoute]:
         ("GET", agent + "/actions/pending", ADMIN, pending),
         ("GET", action, READ_ACTION, read_action),
         ("POST", action + "/outcome", AGENT, outcome),
+        ("POST", action + "/withdraw", AGENT, withdraw),
         ("POST", action + "/approve", ADMIN, approve),
         ("POST", action + "/reject", ADMIN, reject),
         ("POST", action + "/consume", BACKEND, consume),

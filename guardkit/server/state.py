@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import secrets
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,14 +12,17 @@ from typing import Any, TypeVar
 from starlette.concurrency import run_in_threadpool
 
 from guardkit._canonical import canonical_json, sha256_hex
+from guardkit._tokens import agent_token, token_key
+from guardkit.decisions import DecisionDict
 from guardkit.errors import IdempotencyConflict
 from guardkit.local import Guard
+from guardkit.protocols import IdemRecord
 from guardkit.server.auth import TokenBook
 from guardkit.server.batching import GroupCommitter, SharedStore
 from guardkit.server.watch import DecisionWatch
-from guardkit.store.base import IdemRecord, Store
+from guardkit.store.base import Store
 
-__all__ = ["ServerLimits", "ServerState", "token_key"]
+__all__ = ["ServerLimits", "ServerState"]
 
 T = TypeVar("T")
 
@@ -36,16 +38,6 @@ class ServerLimits:
     #: Group-commit writer threads; None: 4 for a store whose ``parallel_writers`` is true
     #: (PostgreSQL: row locks let different agents commit in parallel), else 1.
     writers: int | None = None
-
-
-def token_key(store: Store) -> bytes:
-    """The agent-token HMAC key in the store's meta table (shared with ``Guard.token``)."""
-    with store.transaction() as tx:
-        key = tx.get_meta("token_key")
-        if key is None:
-            key = secrets.token_hex(32)
-            tx.set_meta("token_key", key)
-    return bytes.fromhex(key)
 
 
 @dataclass(slots=True)
@@ -65,7 +57,7 @@ class ServerState:
             GroupCommitter(self.store, max_batch=self.limits.max_batch)
             for _ in range(max(1, writers))
         ]
-        self.watch = DecisionWatch(self.guard.engine.decided)
+        self.watch = DecisionWatch(self.guard.engine.listen)
 
     @classmethod
     def open(
@@ -85,8 +77,6 @@ class ServerState:
         return cls(guard=guard, store=shared, tokens=tokens, limits=limits or ServerLimits())
 
     def agent_token(self, agent_id: str) -> str:
-        from guardkit.local import agent_token
-
         return agent_token(self.tokens.agent_key, agent_id)
 
     async def blocking(self, fn: Callable[..., T], *args: Any) -> T:
@@ -100,7 +90,7 @@ class ServerState:
         result: T = await asyncio.wrap_future(committer.submit(fn, key))
         return result
 
-    def idempotent_request(self, agent_id: str, key: str, body: dict[str, Any]) -> dict[str, Any]:
+    def idempotent_request(self, agent_id: str, key: str, body: dict[str, Any]) -> DecisionDict:
         """``request`` under an ``Idempotency-Key``; runs inside one (joined) transaction."""
         scoped = f"http:{agent_id}:{key}"
         digest = sha256_hex(canonical_json(body))
@@ -113,7 +103,7 @@ class ServerState:
                     raise IdempotencyConflict(
                         f"idempotency key {key!r} was used with a different request"
                     )
-                stored: dict[str, Any] = json.loads(record.result_json)
+                stored: DecisionDict = json.loads(record.result_json)
                 return stored
             decision = engine.request(
                 agent_id, body["tool"], body.get("input"), body.get("cost")

@@ -1,47 +1,45 @@
-"""Long-poll support: wake waiting requests when the engine's ``decided`` condition fires.
+"""Long-poll support: wake waiting requests as soon as the engine decides something.
 
-A daemon thread waits on ``Engine.decided`` and pulses an asyncio event on the server's loop.
-Waiters also look again at least every ``fallback`` seconds, which covers decisions made by
-another server process sharing the database and a notification that fell between two waits.
+The engine calls ``Engine.listen`` callbacks after every approval, rejection, withdrawal or
+termination; the watch turns each into a pulse of an asyncio event on the server's loop. Waiters
+also look again at least every ``fallback`` seconds, which covers decisions made by another
+server process sharing the database.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
+from collections.abc import Callable
 
 __all__ = ["DecisionWatch"]
 
+Listen = Callable[[Callable[[], None]], Callable[[], None]]
+
 
 class DecisionWatch:
-    def __init__(self, condition: threading.Condition, *, fallback: float = 1.0) -> None:
+    def __init__(self, listen: Listen, *, fallback: float = 1.0) -> None:
         self.fallback = fallback
-        self._condition = condition
+        self._listen = listen
         self._loop: asyncio.AbstractEventLoop | None = None
         self._event: asyncio.Event | None = None
-        self._stopped = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._unlisten: Callable[[], None] | None = None
         #: Set when the server begins to shut down: long-polls answer at once.
         self.stopping = False
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._event = asyncio.Event()
-        self._thread = threading.Thread(target=self._watch, name="guardkit-watch", daemon=True)
-        self._thread.start()
+        self._unlisten = self._listen(self._decided)
 
     def stop(self) -> None:
-        self._stopped.set()
-        with self._condition:
-            self._condition.notify_all()
-        if self._thread is not None:
-            self._thread.join()
+        if self._unlisten is not None:
+            self._unlisten()
+            self._unlisten = None
 
     def release(self) -> None:
         """Shutdown began: wake every long-poll so it answers now (safe from a signal handler)."""
         self.stopping = True
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._pulse)
+        self._decided()
 
     def current(self) -> asyncio.Event:
         """The event the next decision sets; take it *before* looking at the state."""
@@ -56,14 +54,12 @@ class DecisionWatch:
         except TimeoutError:
             return
 
+    def _decided(self) -> None:
+        # Called from whichever thread decided; the event belongs to the server's loop.
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._pulse)
+
     def _pulse(self) -> None:
         old, self._event = self._event, asyncio.Event()
         if old is not None:
             old.set()
-
-    def _watch(self) -> None:
-        while not self._stopped.is_set():
-            with self._condition:
-                notified = self._condition.wait(self.fallback)
-            if notified and not self._stopped.is_set() and self._loop is not None:
-                self._loop.call_soon_threadsafe(self._pulse)

@@ -15,16 +15,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from guardkit.errors import GuardError, InvalidInput
+from guardkit.errors import InvalidInput, PayloadTooLarge
 
-__all__ = ["Field", "PayloadTooLarge", "error_response", "json_response", "read_body", "validate"]
+__all__ = ["Field", "error_response", "json_response", "read_body", "validate"]
 
 _JSON = "application/json"
-
-
-class PayloadTooLarge(GuardError):
-    def __init__(self, limit: int) -> None:
-        super().__init__(413, "payload_too_large", f"request body is larger than {limit} bytes")
 
 
 def _dumps(value: Any) -> bytes:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from guardkit.errors import StoreError
-from guardkit.store.base import ActionRow, AgentState, IdemRecord, Store, Transaction
+from guardkit.protocols import IdemRecord
+from guardkit.store.base import ActionRow, AgentState, Store, Transaction
 from guardkit.store.chain import Record, Signer
 
 __all__ = [

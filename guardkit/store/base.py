@@ -13,14 +13,16 @@ import json
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from guardkit._canonical import canonical_json
+from guardkit.decisions import Action, ActionStatusName, OutcomeName, Reason, Scar
 from guardkit.errors import StoreError
 from guardkit.policy import Policy
+from guardkit.protocols import IdemRecord
 from guardkit.store.chain import GENESIS_PREV, Record, Signer, format_timestamp, seal
 
-__all__ = ["ActionRow", "AgentState", "IdemRecord", "Store", "Transaction"]
+__all__ = ["ActionRow", "AgentState", "Store", "Transaction"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -46,7 +48,7 @@ class AgentState:
     #: When the newest allowed actions were allowed (at most the rate limit's max_actions).
     recent_allowed: list[float] = field(default_factory=list)
     #: ``{seq, severity, reason, action_id}`` for every scar, oldest first.
-    scars: list[dict[str, Any]] = field(default_factory=list)
+    scars: list[Scar] = field(default_factory=list)
     created_at: float = 0.0
     dirty: bool = False
 
@@ -93,7 +95,7 @@ class ActionRow:
     requested_at: float
     requested_seq: int
     outcome: str | None = None
-    reason: dict[str, Any] | None = None
+    reason: Reason | None = None
     allowed_at: float | None = None
     approved_by: str | None = None
     #: Whether the row exists in the store yet (set by the backend).
@@ -121,34 +123,19 @@ class ActionRow:
             stored=self.stored,
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> Action:
         """Lineage's action shape, plus guardkit's ``input_sha256``, ``reason``, ``approved_by``."""
         return {
             "action_id": self.action_id,
             "tool": self.tool,
             "input": json.loads(self.input_json),
             "cost": self.cost,
-            "status": self.status,
-            "outcome": self.outcome,
+            "status": cast(ActionStatusName, self.status),
+            "outcome": cast(OutcomeName | None, self.outcome),
             "input_sha256": self.input_sha256,
             "reason": self.reason,
             "approved_by": self.approved_by,
         }
-
-
-@dataclass(slots=True, kw_only=True)
-class IdemRecord:
-    """An idempotency record: IN_PROGRESS under a lease, or COMPLETED with the stored result."""
-
-    key: str
-    status: str
-    payload_hash: str
-    owner: str
-    lease_expires: float
-    expires_at: float | None = None
-    result_json: str | None = None
-    action_id: str | None = None
-    agent_id: str | None = None
 
 
 class Transaction(abc.ABC):
@@ -318,6 +305,9 @@ class Store(abc.ABC):
 
     #: A human-readable location (path or URL) for messages.
     location: str = ""
+    #: Whether a transaction may wait on a disk or the network (async callers then run it in a
+    #: worker thread); False only for the in-process memory store.
+    blocks: bool = True
 
     def __init__(self, signer: Signer | None = None) -> None:
         self.signer = signer

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from guardkit._canonical import canonical_json
+from guardkit.decisions import LedgerRecord, VerifyFailure
 
 __all__ = ["GENESIS_PREV", "Record", "Signer", "format_timestamp", "seal", "verify_records"]
 
@@ -37,7 +38,7 @@ class Record:
     def payload(self) -> Any:
         return json.loads(self.payload_json)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> LedgerRecord:
         return {
             "seq": self.seq,
             "timestamp": self.timestamp,
@@ -143,7 +144,7 @@ def seal(
 
 def verify_records(
     records: Iterable[Record], trusted_key: str | None = None
-) -> tuple[int, dict[str, Any] | None]:
+) -> tuple[int, VerifyFailure | None]:
     """Check a whole log; return ``(records seen, failure or None)``.
 
     A failure is ``{"line", "seq", "reason"}`` as Lineage's verifier reports it.

@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from guardkit.errors import NotFound
-from guardkit.store.base import ActionRow, AgentState, IdemRecord, Store, Transaction
+from guardkit.protocols import IdemRecord
+from guardkit.store.base import ActionRow, AgentState, Store, Transaction
 from guardkit.store.chain import Record, Signer
 
 __all__ = ["MemoryStore"]
@@ -42,6 +43,7 @@ class MemoryStore(Store):
     """``MemoryStore()``: what ``Guard(":memory:")`` uses."""
 
     location = ":memory:"
+    blocks = False
 
     def __init__(self, *, signer: Signer | None = None) -> None:
         super().__init__(signer)

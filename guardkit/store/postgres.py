@@ -25,6 +25,7 @@ import psycopg
 from guardkit._canonical import canonical_json
 from guardkit.errors import AgentExists, NotFound
 from guardkit.policy import Policy
+from guardkit.protocols import IdemRecord
 from guardkit.store._errors import translate_errors
 from guardkit.store._rows import (
     action_from_columns,
@@ -32,7 +33,7 @@ from guardkit.store._rows import (
     agent_values,
     reason_json,
 )
-from guardkit.store.base import ActionRow, AgentState, IdemRecord, Store, Transaction
+from guardkit.store.base import ActionRow, AgentState, Store, Transaction
 from guardkit.store.chain import Record, Signer
 
 __all__ = ["PostgresStore"]

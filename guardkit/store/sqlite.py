@@ -18,9 +18,10 @@ from contextlib import contextmanager
 
 from guardkit.errors import NotFound, StoreError
 from guardkit.policy import Policy
+from guardkit.protocols import IdemRecord
 from guardkit.store._errors import translate_errors
 from guardkit.store._rows import action_from_columns, action_values, agent_values, reason_json
-from guardkit.store.base import ActionRow, AgentState, IdemRecord, Store, Transaction
+from guardkit.store.base import ActionRow, AgentState, Store, Transaction
 from guardkit.store.chain import Record, Signer
 
 __all__ = ["SQLiteStore"]

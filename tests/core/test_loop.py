@@ -180,6 +180,8 @@ def test_run_stops_on_termination_mid_run(guard) -> None:
 
 def test_guard_unreachable_runs_nothing() -> None:
     class DeadGuard:
+        agent_id = "bot"
+
         def request(self, tool, input=None, cost=None):
             raise GuardError(503, "unavailable", "connection refused")
 

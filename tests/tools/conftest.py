@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import guardkit
-from guardkit import _binding
+from guardkit.tools import scope
 
 ALLOW_ALL: dict[str, Any] = {
     "budget": 1000,
@@ -48,9 +48,9 @@ def agent(make_agent: Callable[..., guardkit.LocalAgent]) -> guardkit.LocalAgent
 @pytest.fixture(autouse=True)
 def _no_default_agent() -> Iterator[None]:
     """Every test starts and ends with no process-wide default agent."""
-    _binding._process_default[0] = None
+    scope._process_default[0] = None
     yield
-    _binding._process_default[0] = None
+    scope._process_default[0] = None
 
 
 def records(agent: guardkit.LocalAgent, kind: str | None = None) -> list[dict[str, Any]]:

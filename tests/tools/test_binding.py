@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from guardkit._binding import CallShape, bind_call, jsonable
+from guardkit.tools.binding import CallShape, bind_call, jsonable
 
 NAMES = ["a", "b", "c", "d"]
 

@@ -125,7 +125,6 @@ DENIED: list[tuple[str, str]] = [
     ("AAAA loopback", "http://v6only.test/"),
     ("AAAA mapped metadata", "http://mapped.test/"),
     ("AAAA NAT64 private", "http://nat64.test/"),
-    ("NXDOMAIN", "http://nxdomain.test/"),
 ]
 
 ALLOWLIST_DENIED = [
@@ -153,6 +152,17 @@ def test_denied(agent, ledger, calls, case, url):
     assert calls.count == 0, case
     assert info.value.reason["code"] == "egress_denied"
     assert ledger(agent, "action_denied")[-1]["reason"]["code"] == "egress_denied"
+
+
+def test_unresolvable_host_is_refused_without_a_scar(agent, ledger, calls):
+    """A DNS failure is the world failing, not the agent misbehaving: its own code, no scar."""
+    fetch = _fetch(agent, calls)
+    with pytest.raises(ToolDenied) as info:
+        fetch("http://nxdomain.test/")
+    assert calls.count == 0
+    assert info.value.reason["code"] == "egress_unresolved"
+    assert ledger(agent, "action_denied")[-1]["reason"]["code"] == "egress_unresolved"
+    assert agent.status()["scar_score"] == 0
 
 
 @pytest.mark.parametrize(("case", "url"), ALLOWLIST_DENIED, ids=[c for c, _ in ALLOWLIST_DENIED])

@@ -217,6 +217,10 @@ def test_misuse_at_decoration():
 class _NoStore:
     """An agent guard with no store (an HTTP client)."""
 
+    @property
+    def agent_id(self) -> str:
+        return self._inner.agent_id
+
     def __init__(self, inner: guardkit.LocalAgent) -> None:
         self._inner = inner
 

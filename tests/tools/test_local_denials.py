@@ -8,8 +8,8 @@ import pytest
 
 import guardkit
 from guardkit import InvalidInput, ToolDenied
-from guardkit.checks.steps import LOCAL_DENIAL_TOOL
 from guardkit.decisions import Severity
+from guardkit.tools.pipeline import LOCAL_DENIAL_TOOL
 
 
 def test_engine_deny_records_request_denial_and_scar(guard, agent, ledger):
@@ -78,6 +78,10 @@ def test_deny_survives_reopening(tmp_path):
 
 class _RemoteLike:
     """An agent guard without deny_local (like the HTTP client today)."""
+
+    @property
+    def agent_id(self) -> str:
+        return self.inner.agent_id
 
     def __init__(self, inner: guardkit.LocalAgent) -> None:
         self.inner = inner

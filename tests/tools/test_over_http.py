@@ -14,11 +14,11 @@ pytest.importorskip("httpx")
 
 import guardkit
 from guardkit import Idempotency, PathRule, ToolDenied
-from guardkit.checks.steps import LOCAL_DENIAL_TOOL
 from guardkit.client import AdminClient, AgentClient
 from guardkit.server import ServerState, create_app
 from guardkit.server.runner import serve_in_thread
 from guardkit.store import open_store
+from guardkit.tools.pipeline import LOCAL_DENIAL_TOOL
 
 ADMIN = "tools-admin-" + "a" * 32
 BACKEND = "tools-backend-" + "b" * 32

@@ -126,8 +126,8 @@ def test_policy_runtime_section(make_agent):
     )
     checks = guardkit.tool(guard=agent)  # decoration alone installs nothing
     assert callable(checks)
-    from guardkit.checks.local import CheckSet
-    from guardkit.checks.policy import PolicyChecks
+    from guardkit.checks.checkset import CheckSet
+    from guardkit.tools.policy_checks import PolicyChecks
 
     merged = PolicyChecks("t", CheckSet()).for_agent(agent)
     assert merged.runtime == Runtime(write_roots=("/tmp",), subprocess=True)

@@ -241,16 +241,3 @@ def test_arun_tree(otel, guard):
     assert tool.parent.span_id == root.context.span_id
     assert tool.attributes["guardkit.decision"] == "allowed"
     assert root.attributes["guardkit.run.turns"] == 2
-
-
-def test_loop_hooks_call_straight_through_while_off():
-    def run(model, guard):
-        return model, guard
-
-    def run_tool_call(guard, tools, call):
-        return guard
-
-    model, guard = object(), object()
-    assert not tracing.is_enabled()
-    assert tracing.traced_run(run)(model, guard=guard) == (model, guard)
-    assert tracing.traced_tool_call(run_tool_call)(guard, {}, None) is guard

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
-from typing import Any, assert_type
+from typing import Any, Literal, assert_type
 
 import guardkit
 from guardkit import Idempotency, PathRule, ToolDenied
+from guardkit.decisions import ActionStatusName, Reason
 
 agent = guardkit.Guard(":memory:").agent("bot")
 
@@ -70,4 +71,14 @@ try:
 except ToolDenied as denied:
     assert_type(denied.message, str)
     assert_type(denied.action_id, str | None)
-    assert_type(denied.reason, dict[str, Any])
+    assert_type(denied.reason, Reason)
+
+# The wire shapes are TypedDicts: every key read is checked, a typo is an error.
+decision = agent.request("search", {"q": "x"})
+assert_type(decision["decision"], Literal["allowed", "denied", "pending_approval"])
+assert_type(decision["action_id"], str)
+assert_type(agent.status()["remaining"], int)
+assert_type(agent.action("act-1")["status"], ActionStatusName)
+agent.status()["remainig"]  # type: ignore[typeddict-item]
+decision["reason"]["cod"]  # type: ignore[typeddict-item]
+assert_type(agent.wait_for_approval("act-1"), ActionStatusName)

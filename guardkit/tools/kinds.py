@@ -1,17 +1,19 @@
 """One wrapper per kind of tool function, chosen once at decoration time (wrapt's four arguments).
 
-Each composes the same steps (``guardkit.checks.steps``); they differ only in how the body is
+Each composes the same steps (``guardkit.tools.pipeline``), driven with the agent's blocking calls
+for sync tools and its ``async`` calls for ``async`` ones; they differ only in how the body is
 called: directly, awaited, or stepped item by item inside the runtime fence.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from typing import Any
 
-from guardkit.checks.steps import Call, Steps
+from guardkit.tools.flow import adrive, drive
+from guardkit.tools.handoff import take_handoff
+from guardkit.tools.pipeline import Call, Steps
 
 __all__ = ["Wrapper", "kind_of", "wrapper_for"]
 
@@ -30,14 +32,22 @@ def kind_of(func: Callable[..., Any]) -> str:
 
 def _sync(steps: Steps) -> Wrapper:
     def wrapper(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        with steps.span():
-            call = steps.prepare(instance, args, kwargs)
-            replay = steps.claim(call)
+        handed = take_handoff()
+        agent = steps.agent(handed)
+        with steps.span(agent, handed):
+            call = drive(steps.prepare(agent, handed, instance, args, kwargs), agent)
+            replay = drive(steps.claim(call), agent)
             if replay is not None:
                 return replay.value
-            if steps.request(call):
-                steps.wait(call)
-            return steps.run(call, wrapped, args, kwargs)
+            drive(steps.ask(call), agent)
+            try:
+                with steps.fenced(call):
+                    result = wrapped(*args, **kwargs)
+            except BaseException as exc:
+                drive(steps.failed(call, exc), agent)
+                raise
+            drive(steps.succeeded(call, result), agent)
+            return result
 
     return wrapper
 
@@ -46,25 +56,21 @@ def _async(steps: Steps) -> Wrapper:
     async def wrapper(
         wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        with steps.span():
-            call = steps.prepare(instance, args, kwargs)
-            # Waiting (for a duplicate or a human) happens off the event loop.
-            replay = (
-                await asyncio.to_thread(steps.claim, call)
-                if steps.claim_may_wait
-                else steps.claim(call)
-            )
+        handed = take_handoff()
+        agent = steps.agent(handed)
+        with steps.span(agent, handed):
+            call = await adrive(steps.prepare(agent, handed, instance, args, kwargs), agent)
+            replay = await adrive(steps.claim(call), agent)
             if replay is not None:
                 return replay.value
-            if steps.request(call):
-                await asyncio.to_thread(steps.wait, call)
+            await adrive(steps.ask(call), agent)
             try:
                 with steps.fenced(call):
                     result = await wrapped(*args, **kwargs)
             except BaseException as exc:
-                steps.failed(call, exc)
+                await adrive(steps.failed(call, exc), agent)
                 raise
-            steps.succeeded(call, result)
+            await adrive(steps.succeeded(call, result), agent)
             return result
 
     return wrapper
@@ -75,10 +81,11 @@ def _generator(steps: Steps) -> Wrapper:
         wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Generator[Any, None, Any]:
         # For a stream the span covers the decision; the items are the consumer's business.
-        with steps.span():
-            call = steps.prepare(instance, args, kwargs)
-            if steps.request(call):
-                steps.wait(call)
+        handed = take_handoff()
+        agent = steps.agent(handed)
+        with steps.span(agent, handed):
+            call = drive(steps.prepare(agent, handed, instance, args, kwargs), agent)
+            drive(steps.ask(call), agent)
         return (yield from _stream(steps, call, wrapped(*args, **kwargs)))
 
     return wrapper
@@ -98,12 +105,12 @@ def _stream(steps: Steps, call: Call, inner: Iterator[Any]) -> Generator[Any, No
     except GeneratorExit:
         with steps.fenced(call):
             inner.close()  # type: ignore[attr-defined]
-        steps.succeeded(call, None, detail="closed by the consumer")
+        drive(steps.succeeded(call, None, detail="closed by the consumer"), call.agent)
         raise
     except BaseException as exc:
-        steps.failed(call, exc)
+        drive(steps.failed(call, exc), call.agent)
         raise
-    steps.succeeded(call, None)
+    drive(steps.succeeded(call, None), call.agent)
     return result
 
 
@@ -111,10 +118,11 @@ def _async_generator(steps: Steps) -> Wrapper:
     async def wrapper(
         wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> AsyncIterator[Any]:
-        with steps.span():
-            call = steps.prepare(instance, args, kwargs)
-            if steps.request(call):
-                await asyncio.to_thread(steps.wait, call)
+        handed = take_handoff()
+        agent = steps.agent(handed)
+        with steps.span(agent, handed):
+            call = await adrive(steps.prepare(agent, handed, instance, args, kwargs), agent)
+            await adrive(steps.ask(call), agent)
         inner = wrapped(*args, **kwargs)
         try:
             while True:
@@ -127,12 +135,12 @@ def _async_generator(steps: Steps) -> Wrapper:
         except GeneratorExit:
             with steps.fenced(call):
                 await inner.aclose()
-            steps.succeeded(call, None, detail="closed by the consumer")
+            await adrive(steps.succeeded(call, None, detail="closed by the consumer"), agent)
             raise
         except BaseException as exc:
-            steps.failed(call, exc)
+            await adrive(steps.failed(call, exc), agent)
             raise
-        steps.succeeded(call, None)
+        await adrive(steps.succeeded(call, None), agent)
 
     return wrapper
 

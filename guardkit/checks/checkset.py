@@ -12,10 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from guardkit.checks._base import Denial, as_strings, rules_by_argument
+from guardkit.checks._rules import as_strings, rules_by_argument
 from guardkit.checks.egress import EgressRule, check_url
 from guardkit.checks.paths import PathRule, check_path
 from guardkit.checks.runtime import Fence, Runtime
+from guardkit.decisions import Denial
 from guardkit.errors import PolicyError
 from guardkit.provenance import ProvenanceRule
 

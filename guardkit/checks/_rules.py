@@ -1,27 +1,15 @@
-"""What a local check answers: a ``Denial`` value (a reason and a scar severity) or nothing."""
+"""Reading check rules: from the decorator's ``{argument: rule}`` and from a policy section."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from guardkit.errors import PolicyError
 
-__all__ = ["Denial", "as_strings", "rules_by_argument"]
+__all__ = ["as_strings", "rules_by_argument"]
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Denial:
-    """A local check's verdict against a call; recorded in the ledger like the guard's own."""
-
-    #: ``{"code": "path_denied", "argument": ..., "message": ...}``; ``message`` is shown to the
-    #: model through ``ToolDenied.message``.
-    reason: dict[str, Any]
-    #: Scar severity for the denial, or None for no scar.
-    severity: str | None = "moderate"
 
 
 def rules_by_argument(

@@ -1,4 +1,4 @@
-"""The tool decorator: ``guardkit.tool`` and ``agent.tool``, built on wrapt's ``FunctionWrapper``.
+"""The tool layer: ``guardkit.tool`` and ``agent.tool``, built on wrapt's ``FunctionWrapper``.
 
 The target is classified once, at decoration time (sync, async, generator, async generator) and
 gets the matching wrapper. Each call runs the same named steps: ``prepare`` (bind the arguments,
@@ -14,14 +14,16 @@ from typing import Any, ParamSpec, TypeVar, cast, overload
 
 import wrapt
 
-from guardkit._binding import CallShape, current_agent
-from guardkit.checks.kinds import kind_of, wrapper_for
-from guardkit.checks.local import CheckSet
-from guardkit.checks.steps import Steps
+from guardkit.checks.checkset import CheckSet
 from guardkit.idempotency import Idempotency
 from guardkit.protocols import AgentGuard
+from guardkit.tools.binding import CallShape
+from guardkit.tools.handoff import mark_guarded
+from guardkit.tools.kinds import kind_of, wrapper_for
+from guardkit.tools.pipeline import Steps
+from guardkit.tools.scope import current_agent
 
-__all__ = ["tool", "tool_decorator"]
+__all__ = ["tool"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -75,51 +77,8 @@ def tool(
     ... def pay(invoice: str, amount_cents: int, path: str) -> str: ...
     """
     if callable(name):
-        return tool_decorator()(name)
-    return tool_decorator(
-        name,
-        guard=guard,
-        cost=cost,
-        wait_for_approval=wait_for_approval,
-        approval_timeout=approval_timeout,
-        poll=poll,
-        idempotency=idempotency,
-        paths=paths,
-        egress=egress,
-        provenance=provenance,
-        runtime=runtime,
-        output=output,
-    )
-
-
-def tool_decorator(
-    name: str | None = None,
-    *,
-    guard: AgentGuard | None = None,
-    cost: Any = None,
-    wait_for_approval: bool = True,
-    approval_timeout: float = 300.0,
-    poll: float = 2.0,
-    idempotency: Idempotency | None = None,
-    paths: Any = None,
-    egress: Any = None,
-    provenance: Any = None,
-    runtime: Any = None,
-    output: str | None = None,
-) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """``tool`` without the bare-decorator form, for callers that pass options through."""
-    if name is not None and (not isinstance(name, str) or not 1 <= len(name) <= 128):
-        raise ValueError("a tool name is a string of 1-128 characters")
-    if (
-        cost is not None
-        and not callable(cost)
-        and (isinstance(cost, bool) or not isinstance(cost, (int, float)))
-    ):
-        raise TypeError(f"cost must be a number or a function of the arguments, got {cost!r}")
-    if guard is not None and not isinstance(guard, AgentGuard):
-        raise TypeError(f"guard must be an agent guard (LocalAgent, AgentClient), got {guard!r}")
-    if idempotency is not None and not isinstance(idempotency, Idempotency):
-        raise TypeError("idempotency must be an Idempotency(...)")
+        return tool()(name)
+    _check_options(name, guard, cost, idempotency)
     checks = CheckSet.from_arguments(
         paths=paths, egress=egress, provenance=provenance, runtime=runtime, output=output
     )
@@ -155,6 +114,24 @@ def tool_decorator(
             idempotency=idempotency,
             resolve_agent=current_agent,
         )
-        return cast("Callable[P, R]", wrapt.FunctionWrapper(target, wrapper_for(kind, steps)))
+        wrapper = wrapper_for(kind, steps)
+        mark_guarded(wrapper)
+        return cast("Callable[P, R]", wrapt.FunctionWrapper(target, wrapper))
 
     return decorate
+
+
+def _check_options(name: Any, guard: Any, cost: Any, idempotency: Any) -> None:
+    """Misuse at decoration time is a plain ``TypeError``/``ValueError``, raised at once."""
+    if name is not None and (not isinstance(name, str) or not 1 <= len(name) <= 128):
+        raise ValueError("a tool name is a string of 1-128 characters")
+    if (
+        cost is not None
+        and not callable(cost)
+        and (isinstance(cost, bool) or not isinstance(cost, (int, float)))
+    ):
+        raise TypeError(f"cost must be a number or a function of the arguments, got {cost!r}")
+    if guard is not None and not isinstance(guard, AgentGuard):
+        raise TypeError(f"guard must be an agent guard (LocalAgent, AgentClient), got {guard!r}")
+    if idempotency is not None and not isinstance(idempotency, Idempotency):
+        raise TypeError("idempotency must be an Idempotency(...)")

@@ -1,0 +1,357 @@
+"""The per-call pipeline of a guarded tool, as small named steps the wrappers compose.
+
+``prepare`` → ``claim`` → ``ask`` (request, and wait for a human) → run (``fenced``) →
+``succeeded``/``failed``. Every step that refuses the call raises before the tool body runs;
+every refusal is in the ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from guardkit import tracing
+from guardkit.checks.checkset import CheckSet
+from guardkit.checks.labels import label_arguments
+from guardkit.checks.runtime import Fence, enforcing
+from guardkit.decisions import (
+    Action,
+    ActionStatusName,
+    DecisionDict,
+    DecisionName,
+    Denial,
+    DenyCode,
+    Reason,
+    SeverityName,
+    describe_reason,
+)
+from guardkit.errors import ApprovalTimeout, GuardError, ToolDenied
+from guardkit.idempotency import Claim, Idempotency, Replay
+from guardkit.protocols import (
+    AgentGuard,
+    IdempotencyStore,
+    KeepsIdempotency,
+    RecordsLocalDenials,
+    WithdrawsActions,
+)
+from guardkit.provenance import current_provenance
+from guardkit.tools.binding import CallShape, bind_call, jsonable
+from guardkit.tools.flow import Flow, Op
+from guardkit.tools.handoff import Handoff, running
+from guardkit.tools.policy_checks import PolicyChecks
+
+__all__ = ["IDEMPOTENT_REPLAY", "LOCAL_DENIAL_TOOL", "Call", "Steps", "end_wait"]
+
+#: What an agent guard without ``deny_local`` (not ``LocalAgent`` or ``AgentClient``) is asked, so a
+#: local denial still lands in its ledger: an unlisted tool, denied and scarred by the guard.
+LOCAL_DENIAL_TOOL = "guardkit.local_denial"
+#: The reason code of a call answered from its idempotency record: recorded, nothing charged.
+IDEMPOTENT_REPLAY = "idempotent_replay"
+_DETAIL_MAX = 2000
+
+
+@dataclass(slots=True, kw_only=True)
+class Call:
+    """One call on its way through the steps."""
+
+    agent: AgentGuard
+    #: Bound arguments as given, and as recorded (JSON).
+    raw: dict[str, Any]
+    arguments: dict[str, Any]
+    input: dict[str, Any]
+    checks: CheckSet
+    cost: Any = None
+    claim: Claim | None = None
+    action_id: str | None = None
+    fence: Fence | None = None
+    #: The caller's tool call this call took over (``guardkit.tools.handoff``), if any.
+    handed: Handoff | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class Steps:
+    """Everything fixed at decoration time, and the steps that use it.
+
+    The steps that talk to the guard are flows (``guardkit.tools.flow``): the wrappers drive
+    them with the agent's blocking calls, or its ``async`` ones for ``async`` tools.
+    """
+
+    name: str
+    guard: AgentGuard | None
+    cost: Any
+    wait_for_approval: bool
+    approval_timeout: float
+    poll: float
+    shape: CallShape
+    checks: CheckSet
+    idempotency: Idempotency | None
+    resolve_agent: Callable[[], AgentGuard]
+    _policy: PolicyChecks = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._policy = PolicyChecks(self.name, self.checks, self.shape.full.parameters)
+
+    def agent(self, handed: Handoff | None) -> AgentGuard:
+        """The agent to ask: the decorator's, the caller's (a handoff), else the current one."""
+        if self.guard is not None:
+            return self.guard
+        if handed is not None and handed.agent is not None:
+            return handed.agent
+        return self.resolve_agent()
+
+    def span(self, agent: AgentGuard, handed: Handoff | None) -> AbstractContextManager[Any]:
+        """The ``execute_tool`` span of one call (a shared no-op while tracing is off)."""
+        call_id = None if handed is None else handed.call_id
+        return tracing.tool_span(self.name, agent_id=agent.agent_id, call_id=call_id)
+
+    # -- prepare: bind, check, label ------------------------------------------------------------
+
+    def prepare(
+        self,
+        agent: AgentGuard,
+        handed: Handoff | None,
+        instance: Any,
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+    ) -> Flow[Call]:
+        """Bind, run the local checks (a refusal is recorded and raised), work out the cost."""
+        raw = bind_call(self.shape, instance, args, kwargs)
+        arguments = {key: jsonable(value) for key, value in raw.items()}
+        checks = self._policy.for_agent(agent)
+        record: dict[str, Any] = {}
+        # Egress checks resolve host names: a blocking call, off the event loop when async.
+        denial = (
+            (yield Op("call", (raw, record), checks.run))
+            if checks.egress
+            else checks.run(raw, record)
+        ) or label_arguments(checks, arguments, record)
+        tool_input = {**arguments, "_guardkit": record} if record else dict(arguments)
+        if denial is not None:
+            yield from self._deny(agent, tool_input, denial)
+        if callable(self.cost):
+            cost = self.cost(raw)
+        else:
+            cost = self.cost if self.cost is not None or handed is None else handed.cost
+        fence = checks.fence(self.name)
+        return Call(
+            agent=agent,
+            raw=raw,
+            arguments=arguments,
+            input=tool_input,
+            checks=checks,
+            cost=cost,
+            fence=None if fence is None else replace(fence, blocked=[]),
+            handed=handed,
+        )
+
+    def _deny(self, agent: AgentGuard, tool_input: dict[str, Any], denial: Denial) -> Flow[None]:
+        check = _CHECKS.get(denial.reason["code"])
+        if isinstance(agent, RecordsLocalDenials):
+            decision: DecisionDict = yield Op(
+                "deny_local", (self.name, tool_input, denial.reason, _name(denial))
+            )
+            tracing.current_tool().decision(decision, check=check, agent_id=agent.agent_id)
+            raise ToolDenied(decision["action_id"], decision.get("reason") or denial.reason)
+        decision = yield Op(
+            "request",
+            (LOCAL_DENIAL_TOOL, {"tool": self.name, "input": tool_input, "reason": denial.reason}),
+        )
+        action_id = decision["action_id"]
+        if decision["decision"] == "allowed":
+            yield Op("report", (action_id, "failure", describe_reason(denial.reason)))
+        tracing.current_tool().decision(
+            {"decision": "denied", "action_id": action_id, "reason": denial.reason},
+            check=check,
+            agent_id=agent.agent_id,
+        )
+        raise ToolDenied(action_id, denial.reason)
+
+    # -- claim: idempotency ---------------------------------------------------------------------
+
+    def claim(self, call: Call) -> Flow[Replay | None]:
+        """Take the call's idempotency key, or return the stored result of a completed one."""
+        rule = self.idempotency
+        if rule is None:
+            return None
+        store = rule.store or _store_of(call.agent)
+        key = rule.derive_key(self.name, call.arguments)
+        got: Claim | Replay = yield Op(
+            "call", (store, rule, key, call.arguments, call.agent.agent_id), Claim.acquire
+        )
+        if isinstance(got, Claim):
+            call.claim = got
+            return None
+        if isinstance(call.agent, RecordsLocalDenials):
+            # Recorded as a request answered without running or charging anything; a guard
+            # that answers otherwise (a terminated agent) gets no result either.
+            replay: Reason = {
+                "code": IDEMPOTENT_REPLAY,
+                "key": key,
+                "message": f"replayed the result of {got.action_id}",
+            }
+            if got.action_id is not None:
+                replay["of"] = got.action_id
+            tracing.current_tool().replay(got.action_id)
+            decision: DecisionDict = yield Op("deny_local", (self.name, call.input, replay, None))
+            reason = decision.get("reason") or {"code": decision["decision"]}
+            if reason["code"] != IDEMPOTENT_REPLAY:
+                raise ToolDenied(decision["action_id"], reason)
+        return got
+
+    # -- request and wait -----------------------------------------------------------------------
+
+    def ask(self, call: Call) -> Flow[None]:
+        """Request, and wait for a human if the guard says so. Raises ``ToolDenied``."""
+        try:
+            decision: DecisionDict = yield Op("request", (self.name, call.input, call.cost))
+            call.action_id = decision["action_id"]
+            self._tell(call, decision["decision"])
+            tracing.current_tool().decision(decision, agent_id=call.agent.agent_id)
+            if decision["decision"] == "pending_approval":
+                if not self.wait_for_approval:
+                    raise ToolDenied(call.action_id, {"code": "pending_approval"})
+                yield from self._wait(call)
+            elif decision["decision"] != "allowed":
+                raise ToolDenied(call.action_id, decision.get("reason") or {"code": "denied"})
+        except BaseException:
+            yield from self._release(call)
+            raise
+
+    def _wait(self, call: Call) -> Flow[None]:
+        """Wait for a human; a timeout is a denial with ``approval_timeout``."""
+        assert call.action_id is not None
+        span = tracing.current_tool()
+        try:
+            with span.approval_wait(call.action_id, self.approval_timeout) as waiting:
+                final: ActionStatusName = yield Op(
+                    "wait_for_approval", (call.action_id, self.approval_timeout, self.poll)
+                )
+                waiting.status(final)
+        except ApprovalTimeout:
+            final, reason = yield from end_wait(call.agent, call.action_id, self.approval_timeout)
+            if final != "allowed":
+                self._tell(call, "denied")
+                raise ToolDenied(call.action_id, reason) from None
+        self._tell(call, "allowed" if final == "allowed" else "denied")
+        if final != "allowed":
+            action: Action = yield Op("action", (call.action_id,))
+            raise ToolDenied(call.action_id, action["reason"] or {"code": DenyCode.REJECTED.value})
+
+    @staticmethod
+    def _tell(call: Call, decision: DecisionName) -> None:
+        if call.handed is not None:
+            call.handed.action_id = call.action_id
+            call.handed.decision = decision
+
+    # -- run and report -------------------------------------------------------------------------
+
+    def fenced(self, call: Call) -> AbstractContextManager[Fence | None]:
+        """Around the body: the runtime fence, and ``current_action_id()`` for backends."""
+        assert call.action_id is not None
+        return _Running(call.fence, call.action_id)
+
+    def succeeded(self, call: Call, result: Any, detail: str = "") -> Flow[None]:
+        """Store an idempotent result, report, and add the result to the run's provenance."""
+        assert call.action_id is not None
+        if call.claim is not None:
+            try:
+                text = call.claim.result_json(result)
+            except TypeError:
+                yield from self._release(call)
+                yield from self._report(call, "success", detail)
+                raise
+            yield Op("call", (text, call.action_id), call.claim.complete)
+        blocked = call.fence.blocked if call.fence is not None else []
+        if blocked:
+            why = "blocked by guardkit: " + "; ".join(blocked)
+            tracing.current_tool().fail("PermissionError", why)
+            yield from self._report(call, "failure", f"PermissionError: {why}")
+        else:
+            yield from self._report(call, "success", detail)
+            tracing.current_tool().result(result)
+        provenance = current_provenance()
+        if provenance is not None and result is not None:
+            provenance.add_result(
+                self.name,
+                call.action_id,
+                jsonable(result),
+                trusted=bool(call.checks.output_trusted),
+            )
+
+    def failed(self, call: Call, exc: BaseException) -> Flow[None]:
+        """Release the idempotency key and report ``failure`` with ``"ExcType: message"``."""
+        yield from self._release(call)
+        try:
+            yield from self._report(call, "failure", f"{type(exc).__name__}: {exc}")
+        except GuardError as report_error:
+            exc.add_note(f"guardkit could not report the failure: {report_error}")
+
+    def _report(self, call: Call, status: str, detail: str) -> Flow[None]:
+        assert call.action_id is not None
+        yield Op("report", (call.action_id, status, detail[:_DETAIL_MAX]))
+
+    def _release(self, call: Call) -> Flow[None]:
+        if call.claim is not None:
+            claim, call.claim = call.claim, None
+            yield Op("call", (), claim.release)
+
+
+class _Running:
+    """The runtime fence and the running action id, entered and left around each body step."""
+
+    __slots__ = ("_action_id", "_fence", "_fencing", "_running")
+
+    def __init__(self, fence: Fence | None, action_id: str) -> None:
+        self._fence = fence
+        self._action_id = action_id
+
+    def __enter__(self) -> Fence | None:
+        self._running = running(self._action_id)
+        self._running.__enter__()
+        self._fencing = enforcing(self._fence)
+        return self._fencing.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._fencing.__exit__(*exc)
+        self._running.__exit__(*exc)
+
+
+def _store_of(agent: AgentGuard) -> IdempotencyStore:
+    if not isinstance(agent, KeepsIdempotency):
+        raise TypeError(
+            f"idempotency needs a store for its records and {agent!r} has none (an agent over "
+            "HTTP): pass Idempotency(store=guardkit.store.open_store('idem.db'))"
+        )
+    return agent.idempotency_store
+
+
+#: The ``guardkit.check`` span attribute for each local denial code.
+_CHECKS = {
+    "path_denied": "paths",
+    "egress_denied": "egress",
+    "untrusted_provenance": "provenance",
+}
+
+
+def _name(denial: Denial) -> SeverityName | None:
+    return None if denial.severity is None else denial.severity.value
+
+
+def end_wait(
+    agent: AgentGuard, action_id: str, timeout: float
+) -> Flow[tuple[ActionStatusName, Reason]]:
+    """After a wait for a human timed out: withdraw the action so it ends denied in the ledger.
+
+    Returns the action's final status and why: ``allowed`` when a human approved it just in
+    time (the call goes ahead), else ``denied`` with the reason to show. An agent guard that
+    cannot withdraw leaves the action pending; the caller still treats it as timed out.
+    """
+    timed_out: Reason = {"code": DenyCode.APPROVAL_TIMEOUT.value, "timeout": timeout}
+    if not isinstance(agent, WithdrawsActions):
+        return "denied", timed_out
+    action: Action = yield Op("withdraw", (action_id, timeout))
+    if action["status"] in ("allowed", "completed"):
+        return "allowed", timed_out
+    return "denied", action["reason"] or timed_out

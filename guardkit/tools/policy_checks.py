@@ -1,0 +1,65 @@
+"""A tool's checks merged with its agent's policy section, worked out once per policy."""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Mapping
+
+from guardkit.checks.checkset import CheckSet
+from guardkit.errors import PolicyError
+from guardkit.policy import Policy
+from guardkit.protocols import AgentGuard, KnowsPolicy
+
+__all__ = ["PolicyChecks"]
+
+
+class PolicyChecks:
+    """The decorator's checks plus the policy's ``tools.<name>`` check section.
+
+    Only agent guards that know their policy (``KnowsPolicy``) contribute a section. A policy
+    never changes for an agent, so the merge is cached per policy object.
+    """
+
+    def __init__(
+        self, tool: str, own: CheckSet, parameters: Mapping[str, inspect.Parameter] | None = None
+    ) -> None:
+        self._tool = tool
+        self._own = own
+        self._parameters = parameters
+        # Keyed by id(); the policy is kept in the value so its id can't be reused meanwhile.
+        self._cache: dict[int, tuple[Policy, CheckSet]] = {}
+        self._lock = threading.Lock()
+
+    def for_agent(self, agent: AgentGuard) -> CheckSet:
+        """The decorator's checks merged with ``agent``'s policy section, if it has one."""
+        if not isinstance(agent, KnowsPolicy):
+            return self._own
+        policy = agent.policy()
+        # A read needs no lock: a racing first call only merges twice.
+        found = self._cache.get(id(policy))
+        if found is not None and found[0] is policy:
+            return found[1]
+        merged = self._merge(policy)
+        with self._lock:
+            self._cache[id(policy)] = (policy, merged)
+        return merged
+
+    def _merge(self, policy: Policy) -> CheckSet:
+        rule = policy.rule_for(self._tool)
+        if rule is None:
+            return self._own
+        section = CheckSet.from_policy(
+            self._tool, rule.checks, requires_approval=rule.requires_approval
+        )
+        unknown = section.unknown_arguments(self._parameters) if self._parameters else []
+        if self._tool in policy.tools and unknown:
+            raise PolicyError(
+                [
+                    (
+                        f"tools.{self._tool}",
+                        f"check rules name arguments the tool doesn't take: {unknown}",
+                    )
+                ]
+            )
+        return self._own.merged(section)
