@@ -6,8 +6,8 @@ import json
 import time
 
 import pytest
-from guardkit.plugins.guard_coverage import CoverageReport, ToolEntry, Violation, _Runtime
-from guardkit.plugins.guard_fixtures import (
+from guardkit.plugins.pytest_plugin.guard_coverage import CoverageReport, ToolEntry, Violation, _Runtime
+from guardkit.plugins.pytest_plugin.guard_fixtures import (
     PERMISSIVE_POLICY,
     Approver,
     GuardLog,
