@@ -26,6 +26,7 @@ from guardkit.errors import (
     ConsumeMismatch,
     Forbidden,
     GuardError,
+    GuardStop,
     GuardUnavailable,
     IdempotencyConflict,
     IdempotencyInProgress,
@@ -37,15 +38,20 @@ from guardkit.errors import (
     PolicyError,
     StoreError,
     ToolDenied,
+    TurnDenied,
     UnknownAction,
 )
 from guardkit.idempotency import Idempotency
 from guardkit.local import Guard, LocalAgent
 from guardkit.policy import Policy, RateLimit, ToolRule, load_policy
-from guardkit.protocols import AgentGuard, Model, ModelReply, ToolCall
-from guardkit.provenance import Provenance, tag
+from guardkit.protocols import AgentGuard, AsyncAgentGuard, Model, ModelReply, ToolCall
+from guardkit.provenance import Provenance, ProvenanceRule, tag
+from guardkit.refusals import Refusal, refusal
+from guardkit.tools import scope as _scope
 from guardkit.tools import tool
+from guardkit.tools.handoff import current_action_id
 from guardkit.tools.scope import current_agent, use_agent
+from guardkit.tools.turns import model_turn
 
 __all__ = [
     "__version__",
@@ -53,6 +59,7 @@ __all__ = [
     "Guard",
     "LocalAgent",
     "AgentGuard",
+    "AsyncAgentGuard",
     "Policy",
     "ToolRule",
     "RateLimit",
@@ -62,16 +69,22 @@ __all__ = [
     "ActionStatus",
     "Outcome",
     "Severity",
-    # tools
+    # tools and model turns
     "tool",
+    "model_turn",
     "use_agent",
     "current_agent",
+    "current_action_id",
     "Idempotency",
     "PathRule",
     "EgressRule",
     "Runtime",
     "Provenance",
+    "ProvenanceRule",
     "tag",
+    # refusals: what a model reads when the guard did not let a call run
+    "refusal",
+    "Refusal",
     # the loop's seams
     "Model",
     "ModelReply",
@@ -97,7 +110,9 @@ __all__ = [
     "StoreError",
     "LedgerTampered",
     "GuardUnavailable",
+    "GuardStop",
     "NoAgentConfigured",
+    "TurnDenied",
 ]
 
 for _name in __all__:
@@ -105,6 +120,16 @@ for _name in __all__:
     if hasattr(_obj, "__module__") and isinstance(_obj, type):
         _obj.__module__ = "guardkit"
 del _name, _obj
+
+
+def _agent_from_environment() -> AgentGuard | None:
+    from guardkit.configure import agent_from_environment
+
+    return agent_from_environment()
+
+
+# With nothing set by use_agent, guarded call sites read GUARDKIT_AGENT... (guardkit.configure).
+_scope.set_fallback(_agent_from_environment)
 
 #: The HTTP clients need httpx (the ``server`` or ``client`` extra), so they load on first use.
 _HTTP_CLIENTS = ("AgentClient", "AdminClient", "BackendClient")

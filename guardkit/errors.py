@@ -25,6 +25,15 @@
         ├── LedgerTampered                an agent's ledger does not verify (503 quarantined)
         └── GuardUnavailable              the guard could not be reached (HTTP client)
 
+    GuardStop(BaseException)              the agent must stop: not an error to handle or retry
+    ├── NoAgentConfigured                 a guarded call site found no agent guard configured
+    └── TurnDenied                        a gated model turn was refused (.action_id, .reason)
+
+``GuardStop`` derives from ``BaseException``, like ``KeyboardInterrupt``: ``except Exception``
+handlers and retry wrappers (tenacity, backoff) let it through, so a missing configuration or a
+spent turn budget stops the agent at once instead of being retried with back-off for minutes.
+It carries the same ``.status``, ``.code`` and ``.message``.
+
 Misuse found at decoration time (a bad ``cost`` type, decorating a non-callable) raises a plain
 ``TypeError`` or ``ValueError`` and stays outside this tree.
 """
@@ -57,16 +66,14 @@ __all__ = [
     "StoreError",
     "LedgerTampered",
     "GuardUnavailable",
+    "GuardStop",
     "NoAgentConfigured",
+    "TurnDenied",
 ]
 
 
-class GuardError(Exception):
-    """Root of every guardkit error; ``GuardError(status, code, message)`` as in Lineage's client.
-
-    ``str(error)`` is ``"status code: message"``; ``.status`` is the HTTP status the server answers
-    with and ``.code`` the machine-readable error code.
-    """
+class _Coded(BaseException):
+    """Lineage's error fields and pickling, shared by both roots."""
 
     status: int = 500
     code: str = "internal"
@@ -81,11 +88,23 @@ class GuardError(Exception):
         return (_rebuild, (type(self), self.args, self.__dict__.copy()))
 
 
-def _rebuild(cls: type[GuardError], args: tuple[Any, ...], state: dict[str, Any]) -> GuardError:
+def _rebuild(cls: type[_Coded], args: tuple[Any, ...], state: dict[str, Any]) -> _Coded:
     error = cls.__new__(cls)
-    Exception.__init__(error, *args)
+    BaseException.__init__(error, *args)
     error.__dict__.update(state)
     return error
+
+
+class GuardError(_Coded, Exception):
+    """Root of every guardkit error; ``GuardError(status, code, message)`` as in Lineage's client.
+
+    ``str(error)`` is ``"status code: message"``; ``.status`` is the HTTP status the server answers
+    with and ``.code`` the machine-readable error code.
+    """
+
+
+class GuardStop(_Coded):
+    """Root of what stops an agent instead of being handled (see the module docstring)."""
 
 
 class _Fixed(GuardError):
@@ -242,11 +261,38 @@ class GuardUnavailable(StoreError):
     code = "unavailable"
 
 
-class NoAgentConfigured(GuardError):
-    """Raised by ``current_agent()`` (and so by ``@guardkit.tool()``) when no agent guard is set.
+class NoAgentConfigured(GuardStop):
+    """Raised at a guarded call site (a tool, a gated model turn) when no agent guard is set.
 
-    A guarded tool fails closed: with no guard to ask, nothing runs.
+    It fails closed: with no guard to ask, nothing runs. ``for_site`` words the remedies.
     """
 
     def __init__(self, message: str) -> None:
         super().__init__(500, "no_agent", message)
+
+    @classmethod
+    def for_site(cls, site: str, problem: str = "") -> NoAgentConfigured:
+        """The error for ``site`` (``"tool call"``, ``"model turn"``) with every way to fix it."""
+        why = f" ({problem})" if problem else ""
+        return cls(
+            f"no agent guard is configured for this {site}{why}, so nothing was run. Configure "
+            "one: set GUARDKIT_AGENT (with GUARDKIT_DB and optionally GUARDKIT_POLICY for an "
+            "embedded guard, or GUARDKIT_URL and GUARDKIT_TOKEN for a guard server) in the "
+            "environment; or call guardkit.use_agent(agent) first; or pass guard= to "
+            "guardkit.tool / decorate with agent.tool(...); in pytest, request the guard_agent "
+            "fixture of guardkit's plugin"
+        )
+
+
+class TurnDenied(GuardStop):
+    """Raised by ``guardkit.model_turn()`` when the guard refuses a model turn (``llm_turn``).
+
+    The agent must stop: its turns are spent, it is terminated, or it is rate limited.
+    ``.message`` is the sentence for a log or the user.
+    """
+
+    def __init__(self, action_id: str | None, reason: Reason) -> None:
+        code = str(reason.get("code", "denied"))
+        super().__init__(403, code, f"model turn refused: {describe_reason(reason)}")
+        self.action_id = action_id
+        self.reason = reason

@@ -2,17 +2,20 @@
 
 The agent a guarded tool asks is, in order: the one passed to the decorator (``guard=`` or
 ``agent.tool(...)``), the innermost ``with use_agent(...)`` block of the current thread or asyncio
-task, then the process-wide default set by a plain ``use_agent(...)`` call.
+task, the process-wide default set by a plain ``use_agent(...)`` call, then one configured by the
+environment (``GUARDKIT_AGENT``..., see ``guardkit.configure``).
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from contextvars import ContextVar, Token
 
 from guardkit.errors import NoAgentConfigured
 from guardkit.protocols import AgentGuard
 
-__all__ = ["current_agent", "use_agent"]
+__all__ = ["current_agent", "set_fallback", "use_agent"]
 
 _scoped: ContextVar[AgentGuard | None] = ContextVar("guardkit_agent", default=None)
 _process_default: list[AgentGuard | None] = [None]
@@ -55,15 +58,31 @@ def use_agent(agent: AgentGuard) -> _AgentScope:
     return _AgentScope(agent, previous)
 
 
-def current_agent() -> AgentGuard:
-    """The agent guarded tools ask now; raises ``NoAgentConfigured`` when there is none."""
+#: Builds the process default on first need when nothing was set (``guardkit`` installs the
+#: one that reads ``GUARDKIT_AGENT`` and friends from the environment).
+_fallback: list[Callable[[], AgentGuard | None] | None] = [None]
+_fallback_lock = threading.Lock()
+
+
+def set_fallback(factory: Callable[[], AgentGuard | None] | None) -> None:
+    """Install what ``current_agent`` asks when no agent was set (None: nothing)."""
+    _fallback[0] = factory
+
+
+def current_agent(site: str = "tool call") -> AgentGuard:
+    """The agent guarded calls ask now; raises ``NoAgentConfigured`` when there is none.
+
+    In order: the innermost ``with use_agent(...)``, the process default (``use_agent(...)``),
+    then the environment (``GUARDKIT_AGENT``...), which becomes the process default.
+    """
     agent = _scoped.get()
     if agent is None:
         agent = _process_default[0]
+    if agent is None and _fallback[0] is not None:
+        with _fallback_lock:
+            agent = _process_default[0]
+            if agent is None:
+                agent = _process_default[0] = _fallback[0]()
     if agent is None:
-        raise NoAgentConfigured(
-            "no agent guard is configured for this tool call: pass guard= to guardkit.tool, "
-            "decorate with agent.tool(...), or call guardkit.use_agent(agent) first; "
-            "nothing was run"
-        )
+        raise NoAgentConfigured.for_site(site)
     return agent

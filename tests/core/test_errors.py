@@ -15,9 +15,9 @@ def _all_error_classes() -> list[type[errors.GuardError]]:
 
 
 def _make(cls: type[errors.GuardError]) -> errors.GuardError:
-    if cls is errors.GuardError:
+    if cls in (errors.GuardError, errors.GuardStop):
         return cls(500, "internal", "boom")
-    if issubclass(cls, errors.ActionDenied):
+    if issubclass(cls, (errors.ActionDenied, errors.TurnDenied)):
         return cls("act-3", {"code": "tool_not_allowed", "tool": "rm"})
     if cls is errors.ApprovalTimeout:
         return cls("act-1", 5)
@@ -34,7 +34,29 @@ def test_every_error_pickles_and_keeps_its_fields(cls) -> None:
     assert again.__dict__ == error.__dict__
     assert str(again) == str(error)
     assert str(error).startswith(f"{error.status} {error.code}: ")
-    assert isinstance(again, guardkit.GuardError)
+    stops = isinstance(again, guardkit.GuardStop)
+    assert isinstance(again, guardkit.GuardError) != stops
+
+
+def test_stops_pass_through_except_exception_and_retry_wrappers() -> None:
+    """A missing guard or a refused model turn stops the agent: nothing catches it by accident."""
+    for cls in (errors.NoAgentConfigured, errors.TurnDenied):
+        assert not issubclass(cls, Exception)
+        assert issubclass(cls, errors.GuardStop)
+    attempts = []
+
+    def retried():
+        for _ in range(3):  # the shape of a hand-written retry loop
+            try:
+                attempts.append(1)
+                raise errors.NoAgentConfigured.for_site("model turn")
+            except Exception:
+                continue
+        return "gave up"
+
+    with pytest.raises(errors.NoAgentConfigured, match=r"GUARDKIT_AGENT.*use_agent.*guard_agent"):
+        retried()
+    assert attempts == [1]
 
 
 def test_stdlib_bases() -> None:

@@ -6,7 +6,12 @@ import json
 import time
 
 import pytest
-from guardkit.plugins.pytest_plugin.guard_coverage import CoverageReport, ToolEntry, Violation, _Runtime
+from guardkit.plugins.pytest_plugin.guard_coverage import (
+    CoverageReport,
+    ToolEntry,
+    Violation,
+    _Runtime,
+)
 from guardkit.plugins.pytest_plugin.guard_fixtures import (
     PERMISSIVE_POLICY,
     Approver,

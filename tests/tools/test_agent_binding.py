@@ -20,8 +20,42 @@ def test_no_agent_fails_closed(calls):
     with pytest.raises(NoAgentConfigured, match="use_agent") as info:
         send("bob")
     assert calls.count == 0
-    assert isinstance(info.value, guardkit.GuardError)
-    with pytest.raises(NoAgentConfigured):
+    # A stop, not an error: except-Exception handlers and retry wrappers let it through.
+    assert isinstance(info.value, guardkit.GuardStop)
+    assert "tool call" in info.value.message
+    with pytest.raises(NoAgentConfigured, match="model turn"):
+        guardkit.current_agent("model turn")
+
+
+def test_the_environment_configures_an_embedded_guard(calls, tmp_path, monkeypatch):
+    policy = tmp_path / "policy.toml"
+    policy.write_text('budget = 5\n[tools.send]\ncost = 1\n', encoding="utf-8")
+    monkeypatch.setenv("GUARDKIT_AGENT", "env-bot")
+    monkeypatch.setenv("GUARDKIT_DB", str(tmp_path / "env.db"))
+    monkeypatch.setenv("GUARDKIT_POLICY", str(policy))
+
+    @guardkit.tool()
+    def send(to: str) -> str:
+        calls(to)
+        return to
+
+    assert send("bob") == "bob"
+    agent = guardkit.current_agent()
+    assert agent.agent_id == "env-bot"
+    assert agent.status()["spent"] == 1
+    with guardkit.Guard(str(tmp_path / "env.db")) as again:  # the same ledger, reopened
+        assert again.status("env-bot")["actions_allowed"] == 1
+    assert isinstance(agent, guardkit.LocalAgent)
+    agent.guard.close()
+
+
+def test_an_environment_that_cannot_work_says_what_to_fix(tmp_path, monkeypatch):
+    monkeypatch.setenv("GUARDKIT_AGENT", "ghost")
+    monkeypatch.setenv("GUARDKIT_DB", str(tmp_path / "empty.db"))
+    with pytest.raises(NoAgentConfigured, match="GUARDKIT_POLICY"):
+        guardkit.current_agent()
+    monkeypatch.setenv("GUARDKIT_URL", "http://127.0.0.1:9")
+    with pytest.raises(NoAgentConfigured, match="GUARDKIT_TOKEN"):
         guardkit.current_agent()
 
 
