@@ -158,6 +158,22 @@ def run(messages):
 HELPER = "def add(a, b):\n    return a + b\n"
 
 
+LABELS = [
+    ("GK101", "flag", "pkg/agent.py", 8, (8, 11), "while True around the model call"),
+    ("GK202", "flag", "pkg/agent.py", 11, (11, 11), "TOOLS[name](**args)"),
+    ("GK201", "clean", "pkg/helper.py", 1, (1, 2), "plain helper"),
+]
+
+
+def _label_toml(
+    rule: str, expect: str, path: str, line: int, span: tuple[int, int], why: str
+) -> str:
+    return (
+        f'\n[[label]]\nrule = "{rule}"\nexpect = "{expect}"\npath = "{path}"\n'
+        f'line = {line}\nspan = [{span[0]}, {span[1]}]\nwhy = "{why}"\n'
+    )
+
+
 def _git(folder: Path, *args: str) -> str:
     done = subprocess.run(
         ["git", "-C", str(folder), *args], capture_output=True, text=True, check=True
@@ -203,36 +219,8 @@ sha256 = "{_sha(HELPER)}"
     )
     labels = tmp_path / "labels"
     labels.mkdir()
-    (labels / "acme+agent.toml").write_text(
-        f"""
-repo = "acme/agent"
-commit = "{commit}"
-
-[[label]]
-rule = "GK101"
-expect = "flag"
-path = "pkg/agent.py"
-line = 8
-span = [8, 11]
-why = "while True around the model call"
-
-[[label]]
-rule = "GK202"
-expect = "flag"
-path = "pkg/agent.py"
-line = 11
-span = [11, 11]
-why = "TOOLS[name](**args)"
-
-[[label]]
-rule = "GK201"
-expect = "clean"
-path = "pkg/helper.py"
-line = 1
-span = [1, 2]
-why = "plain helper"
-"""
-    )
+    blocks = "".join(_label_toml(*spec) for spec in LABELS)
+    (labels / "acme+agent.toml").write_text(f'repo = "acme/agent"\ncommit = "{commit}"\n{blocks}')
     return {
         "root": tmp_path,
         "repo": repo,
