@@ -86,7 +86,7 @@ def _script() -> ScriptedModel:
 
 
 class _Monitor:
-    """A data-loss monitor with the operator's side of the guard (LINEAGE.md §15)."""
+    """A data-loss monitor with the operator's side of the guard: it reports harm, not the agent."""
 
     def __init__(self, guard: Guard, agent: LocalAgent) -> None:
         self.guard = guard
