@@ -3,8 +3,8 @@
 ``GUARDKIT_HYPOTHESIS_PROFILE=long`` runs the property and stateful tests much harder (nightly);
 the default profile keeps ``make test`` fast. Hypothesis draws from pytest-randomly's seed (the
 header prints ``Using --randomly-seed=N``), so ``-p randomly_seed=N`` replays a failing run, and
-a failure also prints the ``@reproduce_failure`` blob. ``tests/strategies.py`` is registered as the module
-``strategies`` so tests can ``import strategies`` under ``--import-mode=importlib`` (which puts
+a failure also prints the ``@reproduce_failure`` blob. ``tests/strategies.py`` is registered as
+the module ``strategies`` so tests can ``import strategies`` under ``--import-mode=importlib`` (which puts
 no test directory on ``sys.path``).
 """
 

@@ -72,7 +72,8 @@ class CallShape:
         full = inspect.signature(func)
         params = list(full.parameters.values())
         bound = full.replace(parameters=params[1:])
-        class_first = bool(params) and params[0].name in _CLASS_FIRST and params[0].kind in _POSITIONAL
+        first = params[0] if params else None
+        class_first = first is not None and first.name in _CLASS_FIRST and first.kind in _POSITIONAL
         return cls(
             full=full,
             bound=bound,

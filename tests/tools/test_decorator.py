@@ -272,7 +272,7 @@ class K:
     {prefix} method(self, n: int):
     {body}
 """
-        exec(source, {"guardkit": guardkit}, namespace)  # noqa: S102 - the test's own source
+        exec(source, {"guardkit": guardkit}, namespace)
         return namespace["K"]  # type: ignore[return-value]
 
     return {kind: make(kind) for kind in ("sync", "async", "generator", "async generator")}
