@@ -4,8 +4,8 @@
 the default profile keeps ``make test`` fast. Hypothesis draws from pytest-randomly's seed (the
 header prints ``Using --randomly-seed=N``), so ``-p randomly_seed=N`` replays a failing run, and
 a failure also prints the ``@reproduce_failure`` blob. ``tests/strategies.py`` is registered as
-the module ``strategies`` so tests can ``import strategies`` under ``--import-mode=importlib`` (which puts
-no test directory on ``sys.path``).
+the module ``strategies`` so tests can ``import strategies`` under ``--import-mode=importlib``
+(which puts no test directory on ``sys.path``).
 """
 
 from __future__ import annotations
