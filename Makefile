@@ -52,6 +52,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/tracing_overhead.py
 	$(BIN)/python benchmarks/scan_speed.py
 	$(BIN)/python benchmarks/server_load.py
+	$(BIN)/python benchmarks/framework_overhead.py
 
 clean:
 	rm -rf $(VENV) .venv-* build dist *.egg-info
