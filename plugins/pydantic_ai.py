@@ -269,7 +269,13 @@ def _needs_human(tool: ToolsetTool[Any]) -> bool:
 
 def _function_of(tool: ToolsetTool[Any]) -> Callable[..., Any] | None:
     """The Python function behind a function-toolset tool (to see whether it is guarded)."""
-    if not isinstance(tool, FunctionToolsetTool) or not isinstance(tool.toolset, FunctionToolset):
+    while not isinstance(tool, FunctionToolsetTool):
+        # A CombinedToolset (the agent's toolsets together) keeps the tool it was given here.
+        source = getattr(tool, "source_tool", None)
+        if not isinstance(source, ToolsetTool):
+            return None
+        tool = source
+    if not isinstance(tool.toolset, FunctionToolset):
         return None
     found = tool.toolset.tools.get(tool.original_name or tool.tool_def.name)
     return None if found is None else found.function

@@ -59,10 +59,21 @@ class Guarded:
     operator: Any
     agent_id: str
     kind: str
+    #: The SQLite ledger's path, for the CLI (``sqlite`` only).
+    db: str | None = None
+
+    #: One event loop for the test: ``AgentClient``'s async pool belongs to the loop it ran on.
+    loop: asyncio.Runner = field(default_factory=asyncio.Runner)
 
     def run(self, agent: Any, prompt: str, **options: Any) -> Any:
-        """``agent.run(prompt)`` on a fresh event loop; the output, or what the run raised."""
-        return asyncio.run(run_closing(self.agent, agent.run(prompt, **options))).output
+        """``agent.run(prompt)`` on this test's event loop: the output, or what the run raised."""
+        return self.loop.run(agent.run(prompt, **options)).output
+
+    def close(self) -> None:
+        aclose = getattr(self.agent, "aclose", None)
+        if aclose is not None:
+            self.loop.run(aclose())
+        self.loop.close()
 
     def records(self, kind: str | None = None) -> list[dict[str, Any]]:
         found = self.operator.log(self.agent_id)["records"]
@@ -152,7 +163,10 @@ def open_backend(
         where = ":memory:" if kind == "memory" else str(tmp_path / f"{agent_id}.db")
         with Guard(where) as guard:
             guard.create_agent(agent_id, policy)
-            yield Guarded(guard.agent(agent_id), guard, agent_id, kind)
+            db = None if kind == "memory" else where
+            guarded = Guarded(guard.agent(agent_id), guard, agent_id, kind, db)
+            yield guarded
+            guarded.close()
         return
     from guardkit.client import AdminClient, AgentClient
 
@@ -160,7 +174,9 @@ def open_backend(
     with AdminClient(url, ADMIN) as admin:
         token = admin.create_agent(agent_id, policy)["token"]
         with AgentClient(url, agent_id, token) as agent:
-            yield Guarded(agent, admin, agent_id, kind)
+            guarded = Guarded(agent, admin, agent_id, kind)
+            yield guarded
+            guarded.close()
 
 
 @dataclass

@@ -246,7 +246,7 @@ def test_streamed_runs_gate_each_model_request(backend):
         async with agent.run_stream("add") as result:
             return await result.get_output()
 
-    assert asyncio.run(run_closing(backend.agent, main())) == "two"
+    assert backend.loop.run(main()) == "two"
     assert len(backend.requested("llm_turn")) == 2
     assert calls.count == 1
 
