@@ -154,19 +154,14 @@ class GuardedToolset(WrapperToolset[AgentDepsT]):
                 waiting.status(final)
         except ApprovalTimeout:
             final, reason = yield from end_wait(agent, action_id, self.approval_timeout)
-            if final == "allowed":
-                return action_id, True
-            return _refusal_of({"decision": "denied", "action_id": action_id, "reason": reason})
+        else:
+            if final != "allowed":
+                action: Action = yield Op("action", (action_id,))
+                reason = action["reason"] or {"code": "rejected"}
+                span.decision({"decision": "denied", "action_id": action_id, "reason": reason})
         if final == "allowed":
             return action_id, True
-        action: Action = yield Op("action", (action_id,))
-        denied: DecisionDict = {
-            "decision": "denied",
-            "action_id": action_id,
-            "reason": action["reason"] or {"code": "rejected"},
-        }
-        span.decision(denied)
-        return _refusal_of(denied)
+        return _refusal_of({"decision": "denied", "action_id": action_id, "reason": reason})
 
     async def _run(
         self,

@@ -147,7 +147,9 @@ def test_pending_approval_waits_for_a_human_in_another_thread(backend, approve):
         assert backend.outcome(requested["action_id"]) is None
 
 
-def test_termination_stops_the_run_before_another_model_request(backend):
+@pytest.mark.parametrize("when", ["during-a-tool-call", "before-the-run"])
+def test_termination_stops_the_run_before_another_model_request(backend, when):
+    """Terminated mid-run: the next turn is refused. Before: the tool call's refusal stops it."""
     calls = Calls()
     toolset = tools(calls)
 
@@ -156,20 +158,17 @@ def test_termination_stops_the_run_before_another_model_request(backend):
         backend.operator.terminate(backend.agent_id, "runaway spending", "ops")
         return key
 
-    script = Script([[("lookup", {"key": "k"})], [("add", {"a": 1, "b": 1})], "never"])
-    agent = Agent(script.model, toolsets=[toolset], capabilities=[GuardCapability(backend.agent)])
-    with pytest.raises(TurnDenied) as info:
-        backend.run(agent, "go")
-    assert info.value.reason["code"] == "terminated"
-    assert len(script.requests) == 1
-    assert calls.count == 0
-
-
-def test_a_tool_call_refused_as_terminated_stops_a_toolset_only_run(backend):
-    calls = Calls()
-    script = Script([[("add", {"a": 1, "b": 1})], "never"])
-    agent = Agent(script.model, toolsets=[GuardedToolset(tools(calls), backend.agent)])
-    backend.operator.terminate(backend.agent_id, "compromised", "ops")
+    first = (
+        [("lookup", {"key": "k"})] if when == "during-a-tool-call" else [("add", {"a": 1, "b": 1})]
+    )
+    script = Script([first, [("add", {"a": 1, "b": 1})], "never"])
+    if when == "before-the-run":
+        backend.operator.terminate(backend.agent_id, "compromised", "ops")
+        agent = Agent(script.model, toolsets=[GuardedToolset(toolset, backend.agent)])
+    else:
+        agent = Agent(
+            script.model, toolsets=[toolset], capabilities=[GuardCapability(backend.agent)]
+        )
     with pytest.raises(TurnDenied) as info:
         backend.run(agent, "go")
     assert info.value.reason["code"] == "terminated"
