@@ -24,7 +24,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from guardkit.protocols import AgentGuard, AsyncAgentGuard
+from guardkit.protocols import AgentGuard, AsyncAgentGuard, implements
 
 __all__ = ["Flow", "Op", "adrive", "drive"]
 
@@ -102,7 +102,7 @@ async def adrive(flow: Flow[T], agent: AgentGuard) -> T:
     (and an async agent's calls it has no ``async`` twin for), and every blocking ``call``, run
     in a worker thread.
     """
-    native = isinstance(agent, AsyncAgentGuard)
+    native = implements(agent, AsyncAgentGuard)
     step = _resume(flow, None, None)
     while isinstance(step, Op):
         try:
