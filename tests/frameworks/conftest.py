@@ -153,9 +153,10 @@ def chat() -> Callable[[Iterable[Any]], Any]:
     (``AIMessage``s or strings), accepting ``bind_tools`` as ``create_agent`` needs, and
     keeping in ``.seen`` the messages of every call it answered."""
     fake = pytest.importorskip("langchain_core.language_models.fake_chat_models")
+    from pydantic import Field
 
-    class ScriptedChat(fake.GenericFakeChatModel):  # type: ignore[misc, name-defined]
-        seen: list[list[Any]] = []
+    class ScriptedChat(fake.GenericFakeChatModel):
+        seen: list[list[Any]] = Field(default_factory=list)
 
         def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
             return self
@@ -178,3 +179,48 @@ def tool_call() -> Callable[..., Any]:
         )
 
     return make
+
+
+@pytest.fixture
+def ran() -> list[tuple[str, Any, str | None]]:
+    """Every tool body that ran: ``(tool, argument, current_action_id())``."""
+    return []
+
+
+@pytest.fixture
+def lc_tools(ran: list[tuple[str, Any, str | None]]) -> dict[str, Any]:
+    """LangChain tools that note in ``ran`` when their body runs (``fetch`` is async)."""
+    lc = pytest.importorskip("langchain_core.tools")
+
+    @lc.tool
+    def search(query: str) -> str:
+        """Search the web."""
+        ran.append(("search", query, guardkit.current_action_id()))
+        return f"results for {query}"
+
+    @lc.tool
+    async def fetch(url: str) -> str:
+        """Fetch a page."""
+        await asyncio.sleep(0)
+        ran.append(("fetch", url, guardkit.current_action_id()))
+        return f"page {url}"
+
+    @lc.tool
+    def pay(amount: int) -> str:
+        """Pay an invoice."""
+        ran.append(("pay", amount, guardkit.current_action_id()))
+        return f"paid {amount}"
+
+    @lc.tool
+    def delete(name: str) -> str:
+        """Delete a repository."""
+        ran.append(("delete", name, guardkit.current_action_id()))
+        return "deleted"
+
+    @lc.tool
+    def explode(x: int) -> str:
+        """Always fails."""
+        ran.append(("explode", x, guardkit.current_action_id()))
+        raise ValueError("kaboom")
+
+    return {t.name: t for t in (search, fetch, pay, delete, explode)}

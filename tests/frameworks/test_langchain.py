@@ -12,12 +12,12 @@ import pytest
 
 pytest.importorskip("langchain.agents.middleware")
 
+from guardkit.plugins.langchain import GuardMiddleware
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 
 import guardkit
-from guardkit.plugins.langchain import GuardMiddleware
 
 POLICY: dict[str, Any] = {
     "budget": 100,
@@ -38,48 +38,6 @@ def mode(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-@pytest.fixture
-def ran() -> list[tuple[str, Any, str | None]]:
-    """Every tool body that ran: ``(tool, argument, current_action_id())``."""
-    return []
-
-
-@pytest.fixture
-def tools(ran: list[tuple[str, Any, str | None]]) -> dict[str, Any]:
-    @tool
-    def search(query: str) -> str:
-        """Search the web."""
-        ran.append(("search", query, guardkit.current_action_id()))
-        return f"results for {query}"
-
-    @tool
-    async def fetch(url: str) -> str:
-        """Fetch a page."""
-        await asyncio.sleep(0)
-        ran.append(("fetch", url, guardkit.current_action_id()))
-        return f"page {url}"
-
-    @tool
-    def pay(amount: int) -> str:
-        """Pay an invoice."""
-        ran.append(("pay", amount, guardkit.current_action_id()))
-        return f"paid {amount}"
-
-    @tool
-    def delete(name: str) -> str:
-        """Delete a repository."""
-        ran.append(("delete", name, guardkit.current_action_id()))
-        return "deleted"
-
-    @tool
-    def explode(x: int) -> str:
-        """Always fails."""
-        ran.append(("explode", x, guardkit.current_action_id()))
-        raise ValueError("kaboom")
-
-    return {t.name: t for t in (search, fetch, pay, delete, explode)}
-
-
 def invoke(graph: Any, mode: str) -> Any:
     payload = {"messages": [{"role": "user", "content": "go"}]}
     return graph.invoke(payload) if mode == "invoke" else asyncio.run(graph.ainvoke(payload))
@@ -89,10 +47,10 @@ def tool_messages(out: dict[str, Any]) -> list[ToolMessage]:
     return [m for m in out["messages"] if isinstance(m, ToolMessage)]
 
 
-def test_allowed_call_runs_once_and_is_reported(backend, chat, tool_call, tools, ran, mode):
+def test_allowed_call_runs_once_and_is_reported(backend, chat, tool_call, lc_tools, ran, mode):
     b = backend(POLICY)
     model = chat([tool_call("search", {"query": "guardkit"}, "c1"), "Found it."])
-    graph = create_agent(model, tools=[tools["search"]], middleware=[GuardMiddleware(b.agent)])
+    graph = create_agent(model, tools=[lc_tools["search"]], middleware=[GuardMiddleware(b.agent)])
     out = b.run(graph, mode)
 
     (request,) = b.requested("search")
@@ -108,10 +66,10 @@ def test_allowed_call_runs_once_and_is_reported(backend, chat, tool_call, tools,
     assert out["messages"][-1].content == "Found it."
 
 
-def test_async_tool_under_ainvoke(backend, chat, tool_call, tools, ran):
+def test_async_tool_under_ainvoke(backend, chat, tool_call, lc_tools, ran):
     b = backend(POLICY)
     model = chat([tool_call("fetch", {"url": "https://example.org"}, "c1"), "Read it."])
-    graph = create_agent(model, tools=[tools["fetch"]], middleware=[GuardMiddleware(b.agent)])
+    graph = create_agent(model, tools=[lc_tools["fetch"]], middleware=[GuardMiddleware(b.agent)])
     out = b.run(graph, "ainvoke")
 
     (request,) = b.requested("fetch")
@@ -121,11 +79,11 @@ def test_async_tool_under_ainvoke(backend, chat, tool_call, tools, ran):
 
 
 def test_denied_call_never_runs_and_the_model_reads_the_denial(
-    backend, chat, tool_call, tools, ran, mode
+    backend, chat, tool_call, lc_tools, ran, mode
 ):
     b = backend(POLICY)
     model = chat([tool_call("delete", {"name": "prod"}, "c1"), "I will ask a human."])
-    graph = create_agent(model, tools=[tools["delete"]], middleware=[GuardMiddleware(b.agent)])
+    graph = create_agent(model, tools=[lc_tools["delete"]], middleware=[GuardMiddleware(b.agent)])
     out = b.run(graph, mode)
 
     assert ran == []
@@ -148,11 +106,13 @@ def test_denied_call_never_runs_and_the_model_reads_the_denial(
     assert [s["severity"] for s in b.scars()] == ["moderate"]
 
 
-def test_pending_approval_waits_for_a_human(backend, chat, tool_call, tools, ran, mode, approver):
+def test_pending_approval_waits_for_a_human(
+    backend, chat, tool_call, lc_tools, ran, mode, approver
+):
     b = backend(POLICY)
     model = chat([tool_call("pay", {"amount": 5}, "p1"), "Paid."])
     guard = GuardMiddleware(b.agent, poll=0.05)
-    graph = create_agent(model, tools=[tools["pay"]], middleware=[guard])
+    graph = create_agent(model, tools=[lc_tools["pay"]], middleware=[guard])
     human = approver(b)
     out = b.run(graph, mode)
     human.join()
@@ -165,11 +125,11 @@ def test_pending_approval_waits_for_a_human(backend, chat, tool_call, tools, ran
     assert tool_messages(out)[0].content == "paid 5"
 
 
-def test_rejection_never_runs(backend, chat, tool_call, tools, ran, mode, approver):
+def test_rejection_never_runs(backend, chat, tool_call, lc_tools, ran, mode, approver):
     b = backend(POLICY)
     model = chat([tool_call("pay", {"amount": 500}, "p1"), "Understood."])
     graph = create_agent(
-        model, tools=[tools["pay"]], middleware=[GuardMiddleware(b.agent, poll=0.05)]
+        model, tools=[lc_tools["pay"]], middleware=[GuardMiddleware(b.agent, poll=0.05)]
     )
     human = approver(b, reject="too much")
     out = b.run(graph, mode)
@@ -183,11 +143,11 @@ def test_rejection_never_runs(backend, chat, tool_call, tools, ran, mode, approv
     assert denial.artifact["guardkit"]["code"] == "rejected"
 
 
-def test_approval_timeout_withdraws_the_action(backend, chat, tool_call, tools, ran, mode):
+def test_approval_timeout_withdraws_the_action(backend, chat, tool_call, lc_tools, ran, mode):
     b = backend(POLICY)
     model = chat([tool_call("pay", {"amount": 5}, "p1"), "Nobody answered."])
     guard = GuardMiddleware(b.agent, approval_timeout=0.2, poll=0.05)
-    out = b.run(create_agent(model, tools=[tools["pay"]], middleware=[guard]), mode)
+    out = b.run(create_agent(model, tools=[lc_tools["pay"]], middleware=[guard]), mode)
 
     assert ran == []
     (denial,) = tool_messages(out)
@@ -196,7 +156,7 @@ def test_approval_timeout_withdraws_the_action(backend, chat, tool_call, tools, 
     assert b.action(request["action_id"])["status"] == "denied"
 
 
-def test_termination_stops_the_run(backend, chat, tool_call, tools, mode):
+def test_termination_stops_the_run(backend, chat, tool_call, lc_tools, mode):
     b = backend(POLICY)
 
     @tool
@@ -217,13 +177,13 @@ def test_termination_stops_the_run(backend, chat, tool_call, tools, mode):
     assert not b.status()["alive"]
 
 
-def test_llm_turn_cap_ends_a_runaway_agent(backend, chat, tool_call, tools, ran, mode):
+def test_llm_turn_cap_ends_a_runaway_agent(backend, chat, tool_call, lc_tools, ran, mode):
     policy = {**POLICY, "tools": {**POLICY["tools"], "llm_turn": {"cost": 1, "max_calls": 3}}}
     b = backend(policy)
     forever = (tool_call("search", {"query": f"q{i}"}, f"c{i}") for i in itertools.count())
     model = chat(forever)
     out = b.run(
-        create_agent(model, tools=[tools["search"]], middleware=[GuardMiddleware(b.agent)]), mode
+        create_agent(model, tools=[lc_tools["search"]], middleware=[GuardMiddleware(b.agent)]), mode
     )
 
     assert len(model.seen) == 3
@@ -234,11 +194,14 @@ def test_llm_turn_cap_ends_a_runaway_agent(backend, chat, tool_call, tools, ran,
     assert last.response_metadata["guardkit"]["code"] == "tool_call_limit"
 
 
-def test_tool_exception_is_a_failure_with_a_minor_scar(backend, chat, tool_call, tools, ran, mode):
+def test_tool_exception_is_a_failure_with_a_minor_scar(
+    backend, chat, tool_call, lc_tools, ran, mode
+):
     b = backend(POLICY)
     model = chat([tool_call("explode", {"x": 1}, "e1"), "It failed."])
     out = b.run(
-        create_agent(model, tools=[tools["explode"]], middleware=[GuardMiddleware(b.agent)]), mode
+        create_agent(model, tools=[lc_tools["explode"]], middleware=[GuardMiddleware(b.agent)]),
+        mode,
     )
 
     (request,) = b.requested("explode")
@@ -253,28 +216,28 @@ def test_tool_exception_is_a_failure_with_a_minor_scar(backend, chat, tool_call,
     assert out["messages"][-1].content == "It failed."
 
 
-def test_costs_are_computed_from_the_arguments(backend, chat, tool_call, tools, mode):
+def test_costs_are_computed_from_the_arguments(backend, chat, tool_call, lc_tools, mode):
     b = backend({**POLICY, "budget": 1000})
     model = chat([tool_call("search", {"query": "abcd"}, "c1"), "done"])
     guard = GuardMiddleware(b.agent, costs={"search": lambda args: len(args["query"])})
-    b.run(create_agent(model, tools=[tools["search"]], middleware=[guard]), mode)
+    b.run(create_agent(model, tools=[lc_tools["search"]], middleware=[guard]), mode)
 
     assert b.requested("search")[0]["cost"] == 4
 
 
-def test_the_agent_comes_from_use_agent(chat, tool_call, tools, ran, mode, monkeypatch):
+def test_the_agent_comes_from_use_agent(chat, tool_call, lc_tools, ran, mode, monkeypatch):
     monkeypatch.delenv("GUARDKIT_AGENT", raising=False)
     monkeypatch.delenv("GUARDKIT_URL", raising=False)
     with guardkit.Guard(":memory:") as guard:
         guard.create_agent("bot", POLICY)
         model = chat([tool_call("search", {"query": "x"}, "c1"), "done"])
-        graph = create_agent(model, tools=[tools["search"]], middleware=[GuardMiddleware()])
+        graph = create_agent(model, tools=[lc_tools["search"]], middleware=[GuardMiddleware()])
         with guardkit.use_agent(guard.agent("bot")):
             invoke(graph, mode)
         assert guard.status("bot")["actions_allowed"] == 3
 
         model = chat(["never"])
-        graph = create_agent(model, tools=[tools["search"]], middleware=[GuardMiddleware()])
+        graph = create_agent(model, tools=[lc_tools["search"]], middleware=[GuardMiddleware()])
         with pytest.raises(guardkit.NoAgentConfigured):
             invoke(graph, mode)
         assert model.seen == []
