@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from guardkit import ApprovalTimeout, GuardUnavailable, InvalidState
 from guardkit.decisions import Action, DecisionDict, Reason
-from guardkit.errors import ApprovalTimeout, GuardUnavailable, InvalidState
 from guardkit.protocols import AgentGuard
 from guardkit.refusals import Refusal, refusal
 from guardkit.tools.flow import Flow, Op

@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.prebuilt.tool_node import TOOL_CALL_ERROR_TEMPLATE
 from langgraph.types import Command
 
-from guardkit.errors import GuardError
+from guardkit import GuardError
 from guardkit.refusals import Refusal, refusal
 
 __all__ = [

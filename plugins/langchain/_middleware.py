@@ -31,9 +31,8 @@ from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
-from guardkit import tracing
+from guardkit import GuardError, tracing
 from guardkit.decisions import DecisionDict
-from guardkit.errors import GuardError
 from guardkit.protocols import AgentGuard
 from guardkit.refusals import Refusal
 from guardkit.tools.flow import Flow, adrive, drive
