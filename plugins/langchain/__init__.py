@@ -23,6 +23,6 @@ require("langchain.agents.middleware", "langchain")
 require("langgraph.prebuilt", "langchain")
 
 from ._messages import ApprovalRequest, PendingCall  # noqa: E402
-from ._middleware import GuardMiddleware, GuardState, guarded_tool_node  # noqa: E402
+from ._middleware import GuardMiddleware, guarded_tool_node  # noqa: E402
 
-__all__ = ["GuardMiddleware", "guarded_tool_node", "ApprovalRequest", "PendingCall", "GuardState"]
+__all__ = ["GuardMiddleware", "guarded_tool_node", "ApprovalRequest", "PendingCall"]

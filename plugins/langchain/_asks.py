@@ -64,14 +64,15 @@ class Asks:
             return found
         return decision if decision["decision"] == "allowed" else refused(decision)
 
-    def outcome(self, action_id: str, failure: str | None) -> Flow[None]:
-        """Report an allowed action's one outcome: ``success``, or ``failure`` with why."""
+    def outcome(self, action_id: str, failure: str | None, detail: str = "") -> Flow[None]:
+        """Report an allowed action's one outcome: ``success`` (with ``detail``), or ``failure``
+        with why."""
         # A monitor holding the operator side may already have recorded this action's outcome
         # (``harmful`` for a call it blocked); and a graph node LangGraph runs again (a resumed
         # tool) reports a second time: the first outcome stands.
         with contextlib.suppress(InvalidState):
             if failure is None:
-                yield Op("report", (action_id, "success"))
+                yield Op("report", (action_id, "success", detail))
             else:
                 yield Op("report", (action_id, "failure", failure[:_DETAIL_MAX]))
 

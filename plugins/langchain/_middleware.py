@@ -13,17 +13,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, Literal, NotRequired
+from typing import Any, Literal
 
 from langchain.agents.middleware import (
     AgentMiddleware,
-    AgentState,
     ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
     ToolCallRequest,
 )
-from langchain.agents.middleware.types import OmitFromSchema
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
@@ -41,7 +39,6 @@ from guardkit.tools.scope import current_agent
 
 from ._asks import Asks, CostFn, refused
 from ._messages import (
-    PendingCall,
     approval_request,
     failure_of,
     guard_error_message,
@@ -49,22 +46,13 @@ from ._messages import (
     tool_error_message,
     turn_refused,
 )
+from ._state import GuardState, pending, planned, settled, still, with_plan
 
-__all__ = ["GuardMiddleware", "GuardState", "guarded_tool_node"]
+__all__ = ["GuardMiddleware", "guarded_tool_node"]
 
 Approvals = Literal["wait", "interrupt"]
 ToolResult = ToolMessage | Command[Any]
 ModelResult = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]
-#: The state key holding this turn's tool-call decisions (interrupt mode), by tool call id.
-PLAN: Final = "guardkit_calls"
-
-
-class GuardState(AgentState[Any]):
-    """The agent state with the decisions of the tool calls requested in the model node."""
-
-    guardkit_calls: NotRequired[
-        Annotated[dict[str, DecisionDict], OmitFromSchema(input=True, output=True)]
-    ]
 
 
 class GuardMiddleware(AgentMiddleware[GuardState, Any, Any]):
@@ -126,10 +114,10 @@ class GuardMiddleware(AgentMiddleware[GuardState, Any, Any]):
         except Exception as exc:
             drive(self._asks.outcome(gate["action_id"], _detail(exc)), agent)
             raise
-        drive(self._asks.outcome(gate["action_id"], None), agent)
+        drive(self._asks.outcome(gate["action_id"], None, _usage(response)), agent)
         if self.approvals == "wait":
             return response
-        return _with_plan(response, drive(self._plan(request, response), agent))
+        return with_plan(response, drive(self._plan(request, response), agent))
 
     async def awrap_model_call(
         self,
@@ -145,10 +133,10 @@ class GuardMiddleware(AgentMiddleware[GuardState, Any, Any]):
         except Exception as exc:
             await adrive(self._asks.outcome(gate["action_id"], _detail(exc)), agent)
             raise
-        await adrive(self._asks.outcome(gate["action_id"], None), agent)
+        await adrive(self._asks.outcome(gate["action_id"], None, _usage(response)), agent)
         if self.approvals == "wait":
             return response
-        return _with_plan(response, await adrive(self._plan(request, response), agent))
+        return with_plan(response, await adrive(self._plan(request, response), agent))
 
     def _plan(
         self, request: ModelRequest[Any], response: ModelResponse[Any]
@@ -174,28 +162,28 @@ class GuardMiddleware(AgentMiddleware[GuardState, Any, Any]):
     # -- approvals by interrupt -------------------------------------------------------------------
 
     def after_model(self, state: GuardState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        waiting = _pending(state) if self.approvals == "interrupt" else {}
+        waiting = pending(state) if self.approvals == "interrupt" else {}
         if not waiting:
             return None
         agent = self._guard()
         while True:
-            settled = drive(self._asks.verdicts(waiting), agent)
-            update = _settled(state, waiting, settled)
+            found = drive(self._asks.verdicts(waiting), agent)
+            update = settled(state, waiting, found)
             if update is not None:
                 return update
-            interrupt(approval_request(agent.agent_id, _still(waiting, settled)))
+            interrupt(approval_request(agent.agent_id, still(waiting, found)))
 
     async def aafter_model(self, state: GuardState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        waiting = _pending(state) if self.approvals == "interrupt" else {}
+        waiting = pending(state) if self.approvals == "interrupt" else {}
         if not waiting:
             return None
         agent = self._guard()
         while True:
-            settled = await adrive(self._asks.verdicts(waiting), agent)
-            update = _settled(state, waiting, settled)
+            found = await adrive(self._asks.verdicts(waiting), agent)
+            update = settled(state, waiting, found)
             if update is not None:
                 return update
-            interrupt(approval_request(agent.agent_id, _still(waiting, settled)))
+            interrupt(approval_request(agent.agent_id, still(waiting, found)))
 
     # -- tool calls -------------------------------------------------------------------------------
 
@@ -268,7 +256,7 @@ class GuardMiddleware(AgentMiddleware[GuardState, Any, Any]):
     def _decide(self, agent: AgentGuard, request: ToolCallRequest, span: Any) -> Flow[DecisionDict]:
         """The call's decision: from the plan (interrupt mode), else asked now; then settled."""
         call = request.tool_call
-        decision = _planned(request.state, call) if self.approvals == "interrupt" else None
+        decision = planned(request.state, call) if self.approvals == "interrupt" else None
         if decision is None:
             decision = yield from self._asks.request(call["name"], call["args"])
         span.decision(decision, agent_id=agent.agent_id)
@@ -348,6 +336,16 @@ class _Done:
         return cls(tool_error_message(call, exc), _detail(exc))
 
 
+def _usage(response: ModelResponse[Any]) -> str:
+    """The turn's outcome detail: the tokens the provider says it used, as the loop words it."""
+    tokens = sum(
+        message.usage_metadata["total_tokens"]
+        for message in response.result
+        if isinstance(message, AIMessage) and message.usage_metadata
+    )
+    return f"usage: {tokens} tokens" if tokens else ""
+
+
 def _detail(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
@@ -370,43 +368,3 @@ def _handed_failure(call: ToolCall, taken: Handoff, exc: Exception) -> ToolMessa
     if isinstance(exc, GuardError) and taken.decision != "allowed":
         return guard_error_message(call, exc)
     return tool_error_message(call, exc)
-
-
-def _with_plan(response: ModelResponse[Any], plan: dict[str, DecisionDict]) -> ModelResult:
-    return ExtendedModelResponse(model_response=response, command=Command(update={PLAN: plan}))
-
-
-def _planned(state: Any, call: ToolCall) -> DecisionDict | None:
-    plan = state.get(PLAN) if isinstance(state, Mapping) else None
-    return None if not plan or call["id"] is None else plan.get(call["id"])
-
-
-def _pending(state: GuardState) -> dict[str, PendingCall]:
-    """The last model turn's tool calls that wait for a human, by action id."""
-    plan = state.get(PLAN) or {}
-    last = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
-    waiting: dict[str, PendingCall] = {}
-    for call in last.tool_calls if last is not None else ():
-        decision = plan.get(call["id"] or "")
-        if decision is not None and decision["decision"] == "pending_approval":
-            waiting[decision["action_id"]] = {
-                "action_id": decision["action_id"],
-                "tool_call_id": call["id"] or "",
-                "tool": call["name"],
-                "args": call["args"],
-            }
-    return waiting
-
-
-def _still(waiting: dict[str, PendingCall], settled: dict[str, DecisionDict]) -> list[PendingCall]:
-    return [call for key, call in waiting.items() if settled[key]["decision"] == "pending_approval"]
-
-
-def _settled(
-    state: GuardState, waiting: dict[str, PendingCall], settled: dict[str, DecisionDict]
-) -> dict[str, Any] | None:
-    """The state update once every waiting call is decided; None while any still waits."""
-    if _still(waiting, settled):
-        return None
-    decided = {call["tool_call_id"]: settled[key] for key, call in waiting.items()}
-    return {PLAN: {**(state.get(PLAN) or {}), **decided}}

@@ -263,3 +263,13 @@ def test_bad_options_fail_at_construction():
         GuardMiddleware(approvals="later")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="positive"):
         GuardMiddleware(approval_timeout=0)
+
+
+def test_a_turn_outcome_carries_the_tokens_used(backend, chat, mode):
+    b = backend(POLICY)
+    usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+    model = chat([AIMessage("Hello.", usage_metadata=usage)])
+    b.run(create_agent(model, tools=[], middleware=[GuardMiddleware(b.agent)]), mode)
+    (turn,) = b.requested("llm_turn")
+    (outcome,) = [r for r in b.records("outcome") if r["action_id"] == turn["action_id"]]
+    assert (outcome["status"], outcome["detail"]) == ("success", "usage: 15 tokens")
