@@ -182,6 +182,23 @@ def tool_call() -> Callable[..., Any]:
 
 
 @pytest.fixture
+def lc_policy() -> dict[str, Any]:
+    """A policy for the LangChain tests' tools: ``pay`` needs approval, ``delete`` is unlisted."""
+    return {
+        "budget": 100,
+        "scar_limit": 10,
+        "tools": {
+            "llm_turn": {"cost": 1},
+            "search": {"cost": 1},
+            "fetch": {"cost": 1},
+            "pay": {"cost": 1, "requires_approval": True},
+            "explode": {"cost": 0},
+            "shutdown": {"cost": 0},
+        },
+    }
+
+
+@pytest.fixture
 def ran() -> list[tuple[str, Any, str | None]]:
     """Every tool body that ran: ``(tool, argument, current_action_id())``."""
     return []

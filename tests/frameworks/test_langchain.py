@@ -19,19 +19,6 @@ from langchain_core.tools import tool
 
 import guardkit
 
-POLICY: dict[str, Any] = {
-    "budget": 100,
-    "scar_limit": 10,
-    "tools": {
-        "llm_turn": {"cost": 1},
-        "search": {"cost": 1},
-        "fetch": {"cost": 1},
-        "pay": {"cost": 1, "requires_approval": True},
-        "explode": {"cost": 0},
-        "shutdown": {"cost": 0},
-    },
-}
-
 
 @pytest.fixture(params=["invoke", "ainvoke"])
 def mode(request: pytest.FixtureRequest) -> str:
@@ -47,8 +34,10 @@ def tool_messages(out: dict[str, Any]) -> list[ToolMessage]:
     return [m for m in out["messages"] if isinstance(m, ToolMessage)]
 
 
-def test_allowed_call_runs_once_and_is_reported(backend, chat, tool_call, lc_tools, ran, mode):
-    b = backend(POLICY)
+def test_allowed_call_runs_once_and_is_reported(
+    lc_policy, backend, chat, tool_call, lc_tools, ran, mode
+):
+    b = backend(lc_policy)
     model = chat([tool_call("search", {"query": "guardkit"}, "c1"), "Found it."])
     graph = create_agent(model, tools=[lc_tools["search"]], middleware=[GuardMiddleware(b.agent)])
     out = b.run(graph, mode)
@@ -66,8 +55,8 @@ def test_allowed_call_runs_once_and_is_reported(backend, chat, tool_call, lc_too
     assert out["messages"][-1].content == "Found it."
 
 
-def test_async_tool_under_ainvoke(backend, chat, tool_call, lc_tools, ran):
-    b = backend(POLICY)
+def test_async_tool_under_ainvoke(lc_policy, backend, chat, tool_call, lc_tools, ran):
+    b = backend(lc_policy)
     model = chat([tool_call("fetch", {"url": "https://example.org"}, "c1"), "Read it."])
     graph = create_agent(model, tools=[lc_tools["fetch"]], middleware=[GuardMiddleware(b.agent)])
     out = b.run(graph, "ainvoke")
@@ -79,9 +68,9 @@ def test_async_tool_under_ainvoke(backend, chat, tool_call, lc_tools, ran):
 
 
 def test_denied_call_never_runs_and_the_model_reads_the_denial(
-    backend, chat, tool_call, lc_tools, ran, mode
+    lc_policy, backend, chat, tool_call, lc_tools, ran, mode
 ):
-    b = backend(POLICY)
+    b = backend(lc_policy)
     model = chat([tool_call("delete", {"name": "prod"}, "c1"), "I will ask a human."])
     graph = create_agent(model, tools=[lc_tools["delete"]], middleware=[GuardMiddleware(b.agent)])
     out = b.run(graph, mode)
@@ -107,9 +96,9 @@ def test_denied_call_never_runs_and_the_model_reads_the_denial(
 
 
 def test_pending_approval_waits_for_a_human(
-    backend, chat, tool_call, lc_tools, ran, mode, approver
+    lc_policy, backend, chat, tool_call, lc_tools, ran, mode, approver
 ):
-    b = backend(POLICY)
+    b = backend(lc_policy)
     model = chat([tool_call("pay", {"amount": 5}, "p1"), "Paid."])
     guard = GuardMiddleware(b.agent, poll=0.05)
     graph = create_agent(model, tools=[lc_tools["pay"]], middleware=[guard])
@@ -125,8 +114,8 @@ def test_pending_approval_waits_for_a_human(
     assert tool_messages(out)[0].content == "paid 5"
 
 
-def test_rejection_never_runs(backend, chat, tool_call, lc_tools, ran, mode, approver):
-    b = backend(POLICY)
+def test_rejection_never_runs(lc_policy, backend, chat, tool_call, lc_tools, ran, mode, approver):
+    b = backend(lc_policy)
     model = chat([tool_call("pay", {"amount": 500}, "p1"), "Understood."])
     graph = create_agent(
         model, tools=[lc_tools["pay"]], middleware=[GuardMiddleware(b.agent, poll=0.05)]
@@ -143,8 +132,10 @@ def test_rejection_never_runs(backend, chat, tool_call, lc_tools, ran, mode, app
     assert denial.artifact["guardkit"]["code"] == "rejected"
 
 
-def test_approval_timeout_withdraws_the_action(backend, chat, tool_call, lc_tools, ran, mode):
-    b = backend(POLICY)
+def test_approval_timeout_withdraws_the_action(
+    lc_policy, backend, chat, tool_call, lc_tools, ran, mode
+):
+    b = backend(lc_policy)
     model = chat([tool_call("pay", {"amount": 5}, "p1"), "Nobody answered."])
     guard = GuardMiddleware(b.agent, approval_timeout=0.2, poll=0.05)
     out = b.run(create_agent(model, tools=[lc_tools["pay"]], middleware=[guard]), mode)
@@ -156,8 +147,8 @@ def test_approval_timeout_withdraws_the_action(backend, chat, tool_call, lc_tool
     assert b.action(request["action_id"])["status"] == "denied"
 
 
-def test_termination_stops_the_run(backend, chat, tool_call, lc_tools, mode):
-    b = backend(POLICY)
+def test_termination_stops_the_run(lc_policy, backend, chat, tool_call, lc_tools, mode):
+    b = backend(lc_policy)
 
     @tool
     def shutdown(reason: str) -> str:
@@ -177,8 +168,10 @@ def test_termination_stops_the_run(backend, chat, tool_call, lc_tools, mode):
     assert not b.status()["alive"]
 
 
-def test_llm_turn_cap_ends_a_runaway_agent(backend, chat, tool_call, lc_tools, ran, mode):
-    policy = {**POLICY, "tools": {**POLICY["tools"], "llm_turn": {"cost": 1, "max_calls": 3}}}
+def test_llm_turn_cap_ends_a_runaway_agent(
+    lc_policy, backend, chat, tool_call, lc_tools, ran, mode
+):
+    policy = {**lc_policy, "tools": {**lc_policy["tools"], "llm_turn": {"cost": 1, "max_calls": 3}}}
     b = backend(policy)
     forever = (tool_call("search", {"query": f"q{i}"}, f"c{i}") for i in itertools.count())
     model = chat(forever)
@@ -195,9 +188,9 @@ def test_llm_turn_cap_ends_a_runaway_agent(backend, chat, tool_call, lc_tools, r
 
 
 def test_tool_exception_is_a_failure_with_a_minor_scar(
-    backend, chat, tool_call, lc_tools, ran, mode
+    lc_policy, backend, chat, tool_call, lc_tools, ran, mode
 ):
-    b = backend(POLICY)
+    b = backend(lc_policy)
     model = chat([tool_call("explode", {"x": 1}, "e1"), "It failed."])
     out = b.run(
         create_agent(model, tools=[lc_tools["explode"]], middleware=[GuardMiddleware(b.agent)]),
@@ -216,8 +209,8 @@ def test_tool_exception_is_a_failure_with_a_minor_scar(
     assert out["messages"][-1].content == "It failed."
 
 
-def test_costs_are_computed_from_the_arguments(backend, chat, tool_call, lc_tools, mode):
-    b = backend({**POLICY, "budget": 1000})
+def test_costs_are_computed_from_the_arguments(lc_policy, backend, chat, tool_call, lc_tools, mode):
+    b = backend({**lc_policy, "budget": 1000})
     model = chat([tool_call("search", {"query": "abcd"}, "c1"), "done"])
     guard = GuardMiddleware(b.agent, costs={"search": lambda args: len(args["query"])})
     b.run(create_agent(model, tools=[lc_tools["search"]], middleware=[guard]), mode)
@@ -225,11 +218,13 @@ def test_costs_are_computed_from_the_arguments(backend, chat, tool_call, lc_tool
     assert b.requested("search")[0]["cost"] == 4
 
 
-def test_the_agent_comes_from_use_agent(chat, tool_call, lc_tools, ran, mode, monkeypatch):
+def test_the_agent_comes_from_use_agent(
+    lc_policy, chat, tool_call, lc_tools, ran, mode, monkeypatch
+):
     monkeypatch.delenv("GUARDKIT_AGENT", raising=False)
     monkeypatch.delenv("GUARDKIT_URL", raising=False)
     with guardkit.Guard(":memory:") as guard:
-        guard.create_agent("bot", POLICY)
+        guard.create_agent("bot", lc_policy)
         model = chat([tool_call("search", {"query": "x"}, "c1"), "done"])
         graph = create_agent(model, tools=[lc_tools["search"]], middleware=[GuardMiddleware()])
         with guardkit.use_agent(guard.agent("bot")):
@@ -243,8 +238,8 @@ def test_the_agent_comes_from_use_agent(chat, tool_call, lc_tools, ran, mode, mo
         assert model.seen == []
 
 
-def test_a_failing_model_call_is_reported(backend, chat, mode):
-    b = backend(POLICY)
+def test_a_failing_model_call_is_reported(lc_policy, backend, chat, mode):
+    b = backend(lc_policy)
 
     class Down(ConnectionError):
         pass
@@ -265,8 +260,8 @@ def test_bad_options_fail_at_construction():
         GuardMiddleware(approval_timeout=0)
 
 
-def test_a_turn_outcome_carries_the_tokens_used(backend, chat, mode):
-    b = backend(POLICY)
+def test_a_turn_outcome_carries_the_tokens_used(lc_policy, backend, chat, mode):
+    b = backend(lc_policy)
     usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
     model = chat([AIMessage("Hello.", usage_metadata=usage)])
     b.run(create_agent(model, tools=[], middleware=[GuardMiddleware(b.agent)]), mode)

@@ -24,17 +24,6 @@ from langgraph.types import Command
 
 import guardkit
 
-POLICY: dict[str, Any] = {
-    "budget": 100,
-    "scar_limit": 10,
-    "tools": {
-        "llm_turn": {"cost": 1},
-        "search": {"cost": 1},
-        "fetch": {"cost": 1},
-        "pay": {"cost": 1, "requires_approval": True},
-        "explode": {"cost": 0},
-    },
-}
 RESUME = Command(resume=True)
 
 
@@ -59,8 +48,10 @@ def interrupting(b: Any, model: Any, tools: list[Any]) -> Any:
     return create_agent(model, tools=tools, middleware=[guard], checkpointer=InMemorySaver())
 
 
-def test_interrupt_pauses_until_a_human_decides(backend, chat, tool_call, lc_tools, ran, mode):
-    b = backend(POLICY)
+def test_interrupt_pauses_until_a_human_decides(
+    lc_policy, backend, chat, tool_call, lc_tools, ran, mode
+):
+    b = backend(lc_policy)
     model = chat([tool_call("pay", {"amount": 5}, "p1"), "Paid."])
     graph = interrupting(b, model, [lc_tools["pay"]])
     config = {"configurable": {"thread_id": "t1"}}
@@ -92,10 +83,12 @@ def test_interrupt_pauses_until_a_human_decides(backend, chat, tool_call, lc_too
     assert len(model.seen) == 2
 
 
-def test_interrupt_resumes_after_an_approval_from_the_cli(tmp_path, chat, tool_call, lc_tools, ran):
+def test_interrupt_resumes_after_an_approval_from_the_cli(
+    lc_policy, tmp_path, chat, tool_call, lc_tools, ran
+):
     db = tmp_path / "guard.db"
     with guardkit.Guard(str(db)) as guard:
-        guard.create_agent("bot", POLICY)
+        guard.create_agent("bot", lc_policy)
         model = chat([tool_call("pay", {"amount": 7}, "p1"), "Paid."])
         graph = create_agent(
             model,
@@ -116,8 +109,10 @@ def test_interrupt_resumes_after_an_approval_from_the_cli(tmp_path, chat, tool_c
         assert out["messages"][-1].content == "Paid."
 
 
-def test_interrupt_rejection_reaches_the_model(backend, chat, tool_call, lc_tools, ran, mode):
-    b = backend(POLICY)
+def test_interrupt_rejection_reaches_the_model(
+    lc_policy, backend, chat, tool_call, lc_tools, ran, mode
+):
+    b = backend(lc_policy)
     model = chat([tool_call("pay", {"amount": 900}, "p1"), "Understood."])
     graph = interrupting(b, model, [lc_tools["pay"]])
     config = {"configurable": {"thread_id": "t2"}}
@@ -133,8 +128,8 @@ def test_interrupt_rejection_reaches_the_model(backend, chat, tool_call, lc_tool
     assert [m.content for m in model.seen[1] if isinstance(m, ToolMessage)] == [denial.content]
 
 
-def test_interrupt_mode_asks_once_per_call(backend, chat, lc_tools, ran, mode):
-    b = backend(POLICY)
+def test_interrupt_mode_asks_once_per_call(lc_policy, backend, chat, lc_tools, ran, mode):
+    b = backend(lc_policy)
     turn = two_calls(("search", {"query": "a"}, "s1"), ("pay", {"amount": 1}, "p1"))
     model = chat([turn, "Done."])
     graph = interrupting(b, model, [lc_tools["search"], lc_tools["pay"]])
@@ -151,8 +146,10 @@ def test_interrupt_mode_asks_once_per_call(backend, chat, lc_tools, ran, mode):
     assert out["messages"][-1].content == "Done."
 
 
-def test_interrupt_mode_needs_no_pause_when_nothing_waits(backend, chat, tool_call, lc_tools, ran):
-    b = backend(POLICY)
+def test_interrupt_mode_needs_no_pause_when_nothing_waits(
+    lc_policy, backend, chat, tool_call, lc_tools, ran
+):
+    b = backend(lc_policy)
     model = chat([tool_call("search", {"query": "q"}, "s1"), "Done."])
     graph = interrupting(b, model, [lc_tools["search"]])
     out = b.run(graph, "invoke", config={"configurable": {"thread_id": "t4"}})
@@ -172,8 +169,8 @@ def tool_graph(node: ToolNode) -> Any:
     return builder.compile()
 
 
-def test_guarded_tool_node(backend, lc_tools, ran, mode):
-    b = backend(POLICY)
+def test_guarded_tool_node(lc_policy, backend, lc_tools, ran, mode):
+    b = backend(lc_policy)
     node = guarded_tool_node([lc_tools["search"], lc_tools["delete"]], b.agent)
     turn = two_calls(("search", {"query": "a"}, "s1"), ("delete", {"name": "prod"}, "d1"))
     out = b.run(tool_graph(node), mode, {"messages": [turn]})
@@ -187,8 +184,8 @@ def test_guarded_tool_node(backend, lc_tools, ran, mode):
     assert b.outcomes() == {search["action_id"]: "success"}
 
 
-def test_guarded_tool_node_waits_for_approval(backend, lc_tools, ran, mode, approver):
-    b = backend(POLICY)
+def test_guarded_tool_node_waits_for_approval(lc_policy, backend, lc_tools, ran, mode, approver):
+    b = backend(lc_policy)
     node = guarded_tool_node([lc_tools["pay"]], b.agent, poll=0.05)
     human = approver(b)
     out = b.run(tool_graph(node), mode, {"messages": [two_calls(("pay", {"amount": 3}, "p1"))]})
@@ -198,8 +195,8 @@ def test_guarded_tool_node_waits_for_approval(backend, lc_tools, ran, mode, appr
     assert tool_messages(out)[0].content == "paid 3"
 
 
-def test_errors_a_tool_node_handles_are_failures(backend, lc_tools, ran):
-    b = backend(POLICY)
+def test_errors_a_tool_node_handles_are_failures(lc_policy, backend, lc_tools, ran):
+    b = backend(lc_policy)
     node = guarded_tool_node([lc_tools["explode"]], b.agent, handle_tool_errors=True)
     out = b.run(tool_graph(node), "invoke", {"messages": [two_calls(("explode", {"x": 1}, "e1"))]})
     (error,) = tool_messages(out)
@@ -252,8 +249,10 @@ def guarded_tools(request: pytest.FixtureRequest, ran: list[Any]) -> dict[str, A
     return {name: tool(func) for name, func in funcs.items()}
 
 
-def test_a_guarded_tool_is_asked_once(backend, chat, tool_call, guarded_tools, ran, mode):
-    b = backend(POLICY)
+def test_a_guarded_tool_is_asked_once(
+    lc_policy, backend, chat, tool_call, guarded_tools, ran, mode
+):
+    b = backend(lc_policy)
     name, args = ("search", {"query": "x"}) if mode == "invoke" else ("fetch", {"url": "u"})
     model = chat([tool_call(name, args, "c1"), "Done."])
     graph = create_agent(model, tools=[guarded_tools[name]], middleware=[GuardMiddleware(b.agent)])
@@ -265,8 +264,10 @@ def test_a_guarded_tool_is_asked_once(backend, chat, tool_call, guarded_tools, r
     assert tool_messages(out)[0].status == "success"
 
 
-def test_a_guarded_tool_denial_reaches_the_model(backend, chat, tool_call, guarded_tools, ran):
-    b = backend(POLICY)
+def test_a_guarded_tool_denial_reaches_the_model(
+    lc_policy, backend, chat, tool_call, guarded_tools, ran
+):
+    b = backend(lc_policy)
     model = chat([tool_call("delete", {"name": "prod"}, "c1"), "Understood."])
     graph = create_agent(
         model, tools=[guarded_tools["delete"]], middleware=[GuardMiddleware(b.agent)]
@@ -281,8 +282,10 @@ def test_a_guarded_tool_denial_reaches_the_model(backend, chat, tool_call, guard
     assert len(b.scars()) == 1
 
 
-def test_a_guarded_tool_failure_is_reported_once(backend, chat, tool_call, guarded_tools):
-    b = backend(POLICY)
+def test_a_guarded_tool_failure_is_reported_once(
+    lc_policy, backend, chat, tool_call, guarded_tools
+):
+    b = backend(lc_policy)
     model = chat([tool_call("explode", {"x": 1}, "c1"), "It failed."])
     graph = create_agent(
         model, tools=[guarded_tools["explode"]], middleware=[GuardMiddleware(b.agent)]
@@ -295,8 +298,10 @@ def test_a_guarded_tool_failure_is_reported_once(backend, chat, tool_call, guard
     assert "ValueError('kaboom')" in tool_messages(out)[0].content
 
 
-def test_a_tool_node_that_handles_errors_keeps_a_guarded_denial(backend, guarded_tools, ran):
-    b = backend(POLICY)
+def test_a_tool_node_that_handles_errors_keeps_a_guarded_denial(
+    lc_policy, backend, guarded_tools, ran
+):
+    b = backend(lc_policy)
     node = guarded_tool_node([guarded_tools["delete"]], b.agent, handle_tool_errors=True)
     out = b.run(
         tool_graph(node), "invoke", {"messages": [two_calls(("delete", {"name": "x"}, "d"))]}
@@ -321,10 +326,10 @@ def test_importing_without_the_extra_names_it():
     assert "pip install 'guardkit[langchain]'" in done.stderr
 
 
-def test_approvals_do_not_block_the_event_loop(backend, chat, tool_call, lc_tools, ran):
+def test_approvals_do_not_block_the_event_loop(lc_policy, backend, chat, tool_call, lc_tools, ran):
     """The human is a coroutine on the agent's own loop: it can only approve if ``ainvoke``'s
     wait leaves the loop free (else the wait times out and the call is denied)."""
-    b = backend(POLICY)
+    b = backend(lc_policy)
     model = chat([tool_call("pay", {"amount": 5}, "p1"), "Paid."])
     guard = GuardMiddleware(b.agent, approval_timeout=30, poll=0.05)
     graph = create_agent(model, tools=[lc_tools["pay"]], middleware=[guard])
