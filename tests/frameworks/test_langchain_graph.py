@@ -20,7 +20,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
-from langgraph.types import Command
+from langgraph.types import Command, interrupt
 
 import guardkit
 
@@ -156,6 +156,28 @@ def test_interrupt_mode_needs_no_pause_when_nothing_waits(
     assert "__interrupt__" not in out
     assert [r[:2] for r in ran] == [("search", "q")]
     assert len(b.requested("search")) == 1
+
+
+def test_a_tool_that_interrupts_itself_is_one_action(lc_policy, backend, chat, tool_call, mode):
+    """LangGraph runs an interrupted tool again from the start when resumed; in interrupt mode
+    its decision is read from the graph state, not asked for again."""
+    b = backend(lc_policy)
+
+    @tool
+    def search(query: str) -> str:
+        """Search, once a human says which index."""
+        index = interrupt("which index?")
+        return f"{query} in {index}"
+
+    model = chat([tool_call("search", {"query": "q"}, "s1"), "Done."])
+    graph = interrupting(b, model, [search])
+    config = {"configurable": {"thread_id": "t5"}}
+    assert b.run(graph, mode, config=config)["__interrupt__"][0].value == "which index?"
+    out = b.run(graph, mode, Command(resume="docs"), config)
+
+    (request,) = b.requested("search")
+    assert tool_messages(out)[0].content == "q in docs"
+    assert b.outcomes()[request["action_id"]] == "success"
 
 
 # -- a plain LangGraph ToolNode ------------------------------------------------------------------
