@@ -57,6 +57,19 @@ _ASYNC_NAMES = {
 }
 
 
+#: Whether each agent guard class has the async API: ``isinstance`` against a runtime-checkable
+#: protocol walks its members (~17 us), too slow to repeat on every step of every call.
+_ASYNC_TYPES: dict[type, bool] = {}
+
+
+def _has_async_api(agent: AgentGuard) -> bool:
+    kind = type(agent)
+    found = _ASYNC_TYPES.get(kind)
+    if found is None:
+        found = _ASYNC_TYPES[kind] = isinstance(agent, AsyncAgentGuard)
+    return found
+
+
 def drive(flow: Flow[T], agent: AgentGuard) -> T:
     """Run ``flow`` to its end with ``agent``'s blocking calls; returns what it returns."""
     send: Any = None
@@ -80,7 +93,7 @@ async def adrive(flow: Flow[T], agent: AgentGuard) -> T:
     (and an async agent's calls it has no ``async`` twin for), and every blocking ``call``, run
     in a worker thread.
     """
-    native = isinstance(agent, AsyncAgentGuard)
+    native = _has_async_api(agent)
     send: Any = None
     error: BaseException | None = None
     while True:
