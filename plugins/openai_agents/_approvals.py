@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents import RunState, ToolApprovalItem
+from agents import RunResult, RunResultStreaming, RunState, ToolApprovalItem
 
 from guardkit.protocols import AgentGuard
 from guardkit.refusals import Refusal
@@ -15,7 +15,9 @@ from ._tools import Gate, gate_of
 __all__ = ["resolve_interruptions"]
 
 
-async def resolve_interruptions(result: Any, agent: AgentGuard | None = None) -> RunState[Any]:
+async def resolve_interruptions(
+    result: RunResult | RunResultStreaming | RunState[Any], agent: AgentGuard | None = None
+) -> RunState[Any]:
     """Answer a paused run's ``needs_approval`` interruptions with the guard's decisions.
 
     ``result`` is what ``Runner.run`` returned with ``result.interruptions``, or a ``RunState``.

@@ -236,7 +236,8 @@ def guard_tools(
     a tool name to a function of the call's arguments that computes its charge in code. A
     pending call waits up to ``approval_timeout`` seconds for a human, then is refused
     (``approval_timeout``). Guarding a tool twice changes nothing. ``Handoff`` objects made
-    with ``handoff(agent)`` hide their agent: guard that agent too.
+    with ``handoff(agent)`` hide their agent: guard that agent too. The guard's guardrail runs
+    after the tool's own: add yours before calling ``guard_tools``.
 
     >>> sdk_agent = guard_tools(Agent(name="ops", tools=[restart_service]), guard.agent("ops"))
     """

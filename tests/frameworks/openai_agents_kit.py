@@ -183,15 +183,17 @@ class Guards:
         return asyncio.run(scoped())
 
     def decide_when_pending(
-        self, decide: Callable[[str], None], timeout: float = 20
+        self, decide: Callable[[str], None], timeout: float = 20, after: float = 0.0
     ) -> threading.Thread:
-        """In another thread, as a human at the console: ``decide(action_id)`` once one pends."""
+        """In another thread, as a human at the console: ``decide(action_id)`` once one pends
+        (and ``after`` seconds more)."""
 
         def watch() -> None:
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
                 pending = self.operator.pending(self.agent_id)
                 if pending:
+                    time.sleep(after)
                     decide(pending[0]["action"]["action_id"])
                     return
                 time.sleep(0.02)

@@ -7,8 +7,10 @@ Each test runs the real SDK, driven by a scripted ``agents.Model``, against an i
 from __future__ import annotations
 
 import asyncio
+import itertools
 import subprocess
 import sys
+import time
 from typing import Any
 
 import pytest
@@ -70,6 +72,16 @@ def sdk_tools(body: Body) -> list[FunctionTool]:
     return [lookup, wipe]
 
 
+def deploy_tool(ran: list[str]) -> FunctionTool:
+    @function_tool
+    def deploy(service: str) -> str:
+        """Deploy a service (the policy requires a human's approval)."""
+        ran.append(service)
+        return "deployed"
+
+    return deploy
+
+
 def guarded_run(g: Guards, model: ScriptedModel, tools: list[Any], **kw: Any) -> Any:
     agent = guard_tools(make_agent(model, tools), g.agent, poll=0.02, approval_timeout=20)
     return g.play(run(agent, hooks=GuardHooks(g.agent), **kw))
@@ -117,13 +129,7 @@ def test_parallel_calls_are_each_asked_once(guards: Guards, body: Body) -> None:
 
 def test_pending_call_waits_for_a_human_then_runs(guards: Guards) -> None:
     ran: list[str] = []
-
-    @function_tool
-    def deploy(service: str) -> str:
-        """Deploy a service."""
-        ran.append(service)
-        return "deployed"
-
+    deploy = deploy_tool(ran)
     human = guards.decide_when_pending(guards.approve)
     model = ScriptedModel([("deploy", {"service": "api"})], "Deployed.")
     result = guarded_run(guards, model, [deploy])
@@ -136,15 +142,39 @@ def test_pending_call_waits_for_a_human_then_runs(guards: Guards) -> None:
     assert model.only_output(1) == "deployed"
 
 
+def test_waiting_for_a_human_never_blocks_the_event_loop(guards: Guards) -> None:
+    ran: list[str] = []
+    ticks: list[float] = []
+    model = ScriptedModel([("deploy", {"service": "api"})], "Deployed.")
+    sdk_agent = guard_tools(make_agent(model, [deploy_tool(ran)]), guards.agent, poll=0.5)
+
+    async def main() -> None:
+        running = asyncio.ensure_future(run(sdk_agent, hooks=GuardHooks(guards.agent)))
+        while not running.done():
+            ticks.append(time.monotonic())
+            await asyncio.sleep(0.01)
+        await running
+
+    human = guards.decide_when_pending(guards.approve, after=1.0)
+    guards.play(main())
+    human.join()
+    assert ran == ["api"]
+    assert ticks[-1] - ticks[0] > 0.9
+    # The loop kept ticking all the while the guardrail waited for the human.
+    assert max(b - a for a, b in itertools.pairwise(ticks)) < 0.5
+
+
+def test_costs_are_computed_in_code(guards: Guards, body: Body) -> None:
+    model = ScriptedModel([("lookup", {"query": "invoices"})], "ok")
+    sdk_agent = make_agent(model, sdk_tools(body))
+    guard_tools(sdk_agent, guards.agent, costs={"lookup": lambda args: len(args["query"])})
+    guards.play(run(sdk_agent, hooks=GuardHooks(guards.agent)))
+    assert [r["cost"] for r in guards.requested("lookup")] == [8]
+
+
 def test_rejected_call_never_runs(guards: Guards) -> None:
     ran: list[str] = []
-
-    @function_tool
-    def deploy(service: str) -> str:
-        """Deploy a service."""
-        ran.append(service)
-        return "deployed"
-
+    deploy = deploy_tool(ran)
     human = guards.decide_when_pending(guards.reject)
     model = ScriptedModel([("deploy", {"service": "api"})], "Not deployed.")
     guarded_run(guards, model, [deploy])
@@ -159,12 +189,7 @@ def test_approval_from_another_process(guards: Guards) -> None:
     if guards.db is None:
         pytest.skip("the CLI approves in a SQLite file")
     ran: list[str] = []
-
-    @function_tool
-    def deploy(service: str) -> str:
-        """Deploy a service."""
-        ran.append(service)
-        return "deployed"
+    deploy = deploy_tool(ran)
 
     def approve_with_the_cli(action_id: str) -> None:
         command = [sys.executable, "-m", "guardkit", "approve", guards.agent_id, action_id]
