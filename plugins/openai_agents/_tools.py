@@ -181,12 +181,12 @@ class Gate:
             with running(action):
                 value = await self.inner(ctx, input)
         except BaseException as exc:  # cancelled, timed out, or failure_error_function=None
-            await adrive(report(action, "failure", _detail(exc)), agent)
+            await _report_failure(agent, action, exc)
             raise
         finally:
             _running.reset(token)
         if call.errors:  # the SDK turned the tool's exception into text for the model
-            await adrive(report(action, "failure", _detail(call.errors[-1])), agent)
+            await _report_failure(agent, action, call.errors[-1])
         else:
             await adrive(report(action, "success"), agent)
         return value
@@ -217,8 +217,13 @@ class Gate:
         return str(await text if inspect.isawaitable(text) else text)
 
 
-def _detail(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+async def _report_failure(agent: AgentGuard, action: str, exc: BaseException) -> None:
+    try:
+        await adrive(report(action, "failure", f"{type(exc).__name__}: {exc}"), agent)
+    except GuardError as problem:
+        # An operator may already have recorded this action's one outcome (``harmful``), or the
+        # guard went away: what the run must see is still the tool's own failure.
+        exc.add_note(f"guardkit could not report the failure: {problem}")
 
 
 def guard_tools(

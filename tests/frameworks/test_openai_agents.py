@@ -256,6 +256,21 @@ def test_tool_exception_is_a_failure_with_a_minor_scar(guards: Guards) -> None:
     assert model.only_output(1) == GENERIC  # the SDK's wording of a real failure is kept
 
 
+def test_a_monitors_verdict_stands_over_the_tools_failure(guards: Guards) -> None:
+    @function_tool
+    def flaky() -> str:
+        """Fail after a monitor saw harm."""
+        action_id = guardkit.current_action_id()
+        assert action_id is not None
+        guards.operator.report_harm(guards.agent_id, action_id, "leaked a secret")
+        raise RuntimeError("crashed")
+
+    model = ScriptedModel([("flaky", {})], "ok")
+    result = guarded_run(guards, model, [flaky])
+    assert result.final_output == "ok"
+    assert guards.outcomes("flaky") == [("harmful", "leaked a secret")]
+
+
 def test_the_tools_own_failure_formatter_still_words_failures(guards: Guards) -> None:
     def explain(ctx: Any, error: Exception) -> str:
         return f"flaky broke: {error}"
