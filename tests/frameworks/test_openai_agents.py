@@ -185,9 +185,9 @@ def test_rejected_call_never_runs(guards: Guards) -> None:
     assert "Do not retry" in model.only_output(1)
 
 
+@pytest.mark.parametrize("guards", ["sqlite"], indirect=True)  # the CLI approves in the file
 def test_approval_from_another_process(guards: Guards) -> None:
-    if guards.db is None:
-        pytest.skip("the CLI approves in a SQLite file")
+    assert guards.db is not None
     ran: list[str] = []
     deploy = deploy_tool(ran)
 
