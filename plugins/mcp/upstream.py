@@ -45,6 +45,8 @@ log = logging.getLogger("guardkit.mcp")
 Target = StdioServerParameters | str | Server[Any] | MCPServer
 ResultT = TypeVar("ResultT", bound=BaseModel)
 Notify = Callable[[ServerNotification], Awaitable[None]]
+#: The prefix of the ``_meta`` keys MCP reserves for the protocol itself.
+_RESERVED = "io.modelcontextprotocol/"
 
 
 @dataclass(eq=False)
@@ -191,6 +193,9 @@ class Upstream:
         """Send ``request`` upstream and return its typed result (raises ``MCPError``)."""
         client = await self.client()
         live = self._live
+        params = getattr(request, "params", None)
+        if params is not None and params.meta:
+            request = request.model_copy(update={"params": _without_envelope(params)})
         try:
             return await client.session.send_request(
                 request, result_type, request_read_timeout_seconds=self.call_timeout
@@ -199,3 +204,11 @@ class Upstream:
             if exc.error.code == CONNECTION_CLOSED and live is not None:
                 live.dead = True
             raise
+
+
+def _without_envelope(params: Any) -> Any:
+    # A 2026-era client's requests carry its protocol envelope in ``_meta`` (version, client info
+    # and capabilities); the upstream connection has its own era and refuses a foreign envelope.
+    # The rest of ``_meta`` (a progress token, the client's own keys) goes through.
+    kept = {k: v for k, v in params.meta.items() if not k.startswith(_RESERVED)}
+    return params.model_copy(update={"meta": kept or None})
