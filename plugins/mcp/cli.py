@@ -165,10 +165,15 @@ def proxy(
                 call_timeout=call_timeout,
                 calls=CallPolicy(approval_timeout=approval_timeout, poll=poll),
             ) as running:
-                if serve == "http":
-                    await running.serve_http(host, port)
-                else:
-                    await running.serve_stdio()
+                try:
+                    if serve == "http":
+                        await running.serve_http(host, port)
+                    else:
+                        await running.serve_stdio()
+                finally:
+                    aclose = getattr(agent, "aclose", None)
+                    if aclose is not None:  # an AgentClient's async pool lives on this loop
+                        await aclose()
 
         anyio.run(main)
 

@@ -135,7 +135,7 @@ def test_malformed_arguments_are_refused_before_the_guard_and_never_crash_it(
             wrong = await client.call_tool("echo", {"text": 5, "note": t})
             with pytest.raises(MCPError) as raw:
                 # Not even a JSON object: the SDK's own validation answers, the proxy lives on.
-                await client.session._dispatcher.send_raw_request(  # noqa: SLF001
+                await client.session._dispatcher.send_raw_request(
                     "tools/call", {"name": "echo", "arguments": ["not", "an", "object"]}
                 )
             return wrong, raw.value, await client.call_tool("echo", {"text": t})
