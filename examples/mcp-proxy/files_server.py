@@ -67,7 +67,7 @@ def delete_path(path: str) -> str:
 def run_command(command: str) -> str:
     """Run a shell command in the workspace and return its output."""
     done = subprocess.run(  # noqa: S602 - a shell is this tool's whole point
-        command, shell=True, cwd=ROOT, capture_output=True, text=True, timeout=30
+        command, shell=True, check=False, cwd=ROOT, capture_output=True, text=True, timeout=30
     )
     return done.stdout + done.stderr
 
