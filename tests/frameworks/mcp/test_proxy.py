@@ -194,6 +194,20 @@ def test_tools_list_changed_passes_through(stack: Stack) -> None:
     assert seen == ["notifications/tools/list_changed"]
 
 
+def test_tools_list_changed_reaches_a_2026_era_listen_stream(stack: Stack) -> None:
+    t = tag()
+
+    async def scenario() -> Any:
+        async with stack.client() as client, client.listen(tools_list_changed=True) as events:
+            assert client.protocol_version == "2026-07-28"
+            await client.call_tool("grow", {"tag": t})
+            with anyio.fail_after(20):
+                return await events.__anext__()
+
+    event = anyio.run(scenario)
+    assert type(event).__name__ == "ToolsListChanged"
+
+
 def test_upstream_killed_mid_call_fails_that_call_and_the_next_one_works(tmp_path: Path) -> None:
     stack = local_stack(tmp_path, POLICY)
     t = tag()
