@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import pytest
 from guardkit.plugins.mcp import CallPolicy, GuardMiddleware, guard_server
+from guardkit.plugins.mcp.calls import DEFAULT_CALLS
 from mcp import Client, types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
@@ -91,6 +92,17 @@ def files_server(ran: list[str], root: Path) -> MCPServer:
     return server
 
 
+def served(
+    pair: tuple[Any, Any], tmp_path: Path, calls: CallPolicy = DEFAULT_CALLS
+) -> tuple[Any, Any, MCPServer, list[str]]:
+    """``(agent, operator, server, ran)``: the files server, guarded for the pair's agent."""
+    agent, operator = pair
+    ran: list[str] = []
+    server = files_server(ran, tmp_path)
+    guard_server(server, agent, calls=calls)
+    return agent, operator, server, ran
+
+
 def call(
     server: Any, *calls: tuple[str, dict[str, Any]], mode: str = "auto", agent: Any = None
 ) -> list[Any]:
@@ -115,10 +127,7 @@ def kinds(operator: Any, agent: Any) -> list[tuple[str, dict[str, Any]]]:
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_allowed_call_runs_once_and_is_reported(pair, tmp_path, mode):
-    agent, operator = pair
-    ran: list[str] = []
-    server = files_server(ran, tmp_path)
-    guard_server(server, agent)
+    agent, operator, server, ran = served(pair, tmp_path)
     (result,) = call(server, ("read", {"path": "a.txt"}), mode=mode, agent=agent)
     assert text(result) == "contents of a.txt"
     assert ran == ["read a.txt"]
@@ -129,10 +138,7 @@ def test_allowed_call_runs_once_and_is_reported(pair, tmp_path, mode):
 
 
 def test_denied_call_never_runs_and_the_client_reads_the_refusal(pair, tmp_path):
-    agent, _ = pair
-    ran: list[str] = []
-    server = files_server(ran, tmp_path)
-    guard_server(server, agent)
+    agent, _operator, server, ran = served(pair, tmp_path)
     (result,) = call(server, ("secret", {}), agent=agent)
     assert result.is_error
     assert text(result).startswith(DENIED)
@@ -141,9 +147,7 @@ def test_denied_call_never_runs_and_the_client_reads_the_refusal(pair, tmp_path)
 
 
 def test_a_tool_error_is_a_failure_outcome(pair, tmp_path):
-    agent, operator = pair
-    server = files_server([], tmp_path)
-    guard_server(server, agent)
+    agent, operator, server, _ran = served(pair, tmp_path)
     (result,) = call(server, ("fail", {"path": "/dev/x"}), agent=agent)
     assert result.is_error
     (outcome,) = [p for k, p in kinds(operator, agent) if k == "outcome"]
@@ -151,10 +155,9 @@ def test_a_tool_error_is_a_failure_outcome(pair, tmp_path):
 
 
 def test_pending_call_waits_for_an_approval_from_another_thread(pair, tmp_path):
-    agent, operator = pair
-    ran: list[str] = []
-    server = files_server(ran, tmp_path)
-    guard_server(server, agent, calls=CallPolicy(approval_timeout=30, poll=0.05))
+    agent, operator, server, ran = served(
+        pair, tmp_path, calls=CallPolicy(approval_timeout=30, poll=0.05)
+    )
 
     def approve() -> None:
         deadline = time.monotonic() + 30
@@ -171,10 +174,9 @@ def test_pending_call_waits_for_an_approval_from_another_thread(pair, tmp_path):
 
 
 def test_an_approval_that_never_comes_is_refused_and_nothing_runs(pair, tmp_path):
-    agent, _ = pair
-    ran: list[str] = []
-    server = files_server(ran, tmp_path)
-    guard_server(server, agent, calls=CallPolicy(approval_timeout=0.2, poll=0.05))
+    agent, _operator, server, ran = served(
+        pair, tmp_path, calls=CallPolicy(approval_timeout=0.2, poll=0.05)
+    )
     (result,) = call(server, ("wipe", {"path": "/srv"}), agent=agent)
     assert result.is_error
     assert result.structured_content["code"] == "approval_timeout"
@@ -182,10 +184,7 @@ def test_an_approval_that_never_comes_is_refused_and_nothing_runs(pair, tmp_path
 
 
 def test_a_guarded_tool_is_handed_the_call_one_action_one_charge(pair, tmp_path):
-    agent, operator = pair
-    ran: list[str] = []
-    server = files_server(ran, tmp_path)
-    guard_server(server, agent)
+    agent, operator, server, _ran = served(pair, tmp_path)
     (result,) = call(server, ("guarded_read", {"path": "a"}), agent=agent)
     assert text(result) == "guarded a"
     requested = [p for k, p in kinds(operator, agent) if k == "action_requested"]
@@ -194,10 +193,7 @@ def test_a_guarded_tool_is_handed_the_call_one_action_one_charge(pair, tmp_path)
 
 
 def test_a_guarded_tools_own_refusal_reaches_the_client_as_the_refusal(pair, tmp_path):
-    agent, _ = pair
-    ran: list[str] = []
-    server = files_server(ran, tmp_path)
-    guard_server(server, agent)
+    agent, _operator, server, ran = served(pair, tmp_path)
     (result,) = call(server, ("guarded_open", {"path": "/etc/shadow"}), agent=agent)
     assert result.is_error
     assert text(result).startswith(DENIED)
@@ -206,10 +202,7 @@ def test_a_guarded_tools_own_refusal_reaches_the_client_as_the_refusal(pair, tmp
 
 
 def test_terminated_agent_is_refused(pair, tmp_path):
-    agent, operator = pair
-    ran: list[str] = []
-    server = files_server(ran, tmp_path)
-    guard_server(server, agent)
+    agent, operator, server, ran = served(pair, tmp_path)
     operator.terminate(agent.agent_id, "runaway", "bob")
     (result,) = call(server, ("read", {"path": "a"}), agent=agent)
     assert result.structured_content["terminated"] is True

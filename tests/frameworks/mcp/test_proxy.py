@@ -34,6 +34,19 @@ def text(result: types.CallToolResult) -> str:
     return " ".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
+def list_then_call(
+    stack: Stack, name: str, arguments: dict[str, Any]
+) -> tuple[list[str], types.CallToolResult]:
+    """The tool names the client is shown, and the result of one call."""
+
+    async def scenario() -> tuple[list[str], types.CallToolResult]:
+        async with stack.client() as client:
+            listed = [tool.name for tool in (await client.list_tools()).tools]
+            return listed, await client.call_tool(name, arguments)
+
+    return anyio.run(scenario)
+
+
 def test_allowed_call_runs_once_and_is_reported(stack: Stack) -> None:
     t = tag()
 
@@ -51,12 +64,7 @@ def test_allowed_call_runs_once_and_is_reported(stack: Stack) -> None:
 def test_denied_call_never_reaches_upstream_and_the_client_reads_why(stack: Stack) -> None:
     t = tag()
 
-    async def scenario() -> tuple[list[str], types.CallToolResult]:
-        async with stack.client() as client:
-            listed = [tool.name for tool in (await client.list_tools()).tools]
-            return listed, await client.call_tool("secret", {"tag": t})
-
-    listed, result = anyio.run(scenario)
+    listed, result = list_then_call(stack, "secret", {"tag": t})
     assert "echo" in listed
     assert "secret" not in listed  # absent from the policy: hidden by default
     assert result.is_error
@@ -247,12 +255,7 @@ def test_unlisted_deny_lists_every_tool_and_denies_the_unlisted(tmp_path: Path) 
     stack = local_stack(tmp_path, POLICY, "--unlisted", "deny")
     t = tag()
 
-    async def scenario() -> tuple[list[str], types.CallToolResult]:
-        async with stack.client() as client:
-            listed = [tool.name for tool in (await client.list_tools()).tools]
-            return listed, await client.call_tool("secret", {"tag": t})
-
-    listed, result = anyio.run(scenario)
+    listed, result = list_then_call(stack, "secret", {"tag": t})
     assert "secret" in listed
     assert result.is_error
     assert text(result).startswith(DENIED)
