@@ -28,13 +28,13 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.mcpserver import MCPServer
 
-from guardkit.errors import GuardError
+from guardkit.errors import GuardError, NoAgentConfigured
 from guardkit.protocols import AgentGuard
 from guardkit.refusals import refusal
 from guardkit.tools.handoff import guarded, handoff
 from guardkit.tools.scope import current_agent
 
-from .calls import DEFAULT_CALLS, CallPolicy, ask, outcome, refused, report
+from .calls import DEFAULT_CALLS, CallPolicy, ask, error_result, outcome, refused, report
 
 __all__ = ["GuardMiddleware", "guard_server"]
 
@@ -73,7 +73,11 @@ class GuardMiddleware:
         ):
             # Not a tool call, or one the SDK will reject as malformed before anything runs.
             return await call_next(ctx)
-        agent = self.agent if self.agent is not None else current_agent(site="MCP tool call")
+        try:
+            agent = self.agent if self.agent is not None else current_agent(site="MCP tool call")
+        except NoAgentConfigured as exc:
+            # Fail closed, but as this call's answer: a BaseException would end the connection.
+            return error_result(f"Error: {exc.message} Nothing was done.")
         func = self._lookup(name) if self._lookup is not None else None
         if func is not None and guarded(func):
             with handoff(agent=agent, call_id=str(ctx.request_id)):

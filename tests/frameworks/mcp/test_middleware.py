@@ -236,3 +236,15 @@ def test_middleware_on_a_low_level_server_and_the_current_agent(tmp_path):
     assert secret.is_error
     assert text(secret).startswith(DENIED)
     assert ran == ["read"]
+
+
+def test_no_agent_configured_fails_closed_as_the_calls_answer(tmp_path, monkeypatch):
+    monkeypatch.delenv("GUARDKIT_AGENT", raising=False)
+    ran: list[str] = []
+    server = files_server(ran, tmp_path)
+    guard_server(server)
+    read, again = call(server, ("read", {"path": "a"}), ("read", {"path": "b"}))
+    assert read.is_error
+    assert "no agent" in text(read).lower() or "GUARDKIT_AGENT" in text(read)
+    assert "Nothing was done" in text(again)
+    assert ran == []
