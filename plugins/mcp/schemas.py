@@ -7,6 +7,7 @@ what is wrong and that nothing was done.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -15,6 +16,8 @@ from jsonschema.exceptions import SchemaError
 from mcp.types import ListToolsResult, PaginatedRequestParams, Tool
 
 __all__ = ["ToolSchemas"]
+
+log = logging.getLogger("guardkit.mcp")
 
 #: A listing that never ends must not hang a call: stop after this many pages.
 _PAGE_CAP = 100
@@ -44,7 +47,11 @@ class ToolSchemas:
         """Why ``arguments`` don't fit tool ``name``'s schema, or ``None`` (unknown tool too:
         the guard decides about tools, this only checks arguments)."""
         if name not in self._validators and not self._complete:
-            await self._load(list_page)
+            try:
+                await self._load(list_page)
+            except Exception as exc:  # noqa: BLE001 - the call itself will meet the failure
+                log.warning("could not list the upstream's tools to check arguments: %s", exc)
+                return None
         validator = self._validators.get(name)
         if validator is None:
             return None
