@@ -53,7 +53,7 @@ class ToolSchemas:
                 log.warning("could not list the upstream's tools to check arguments: %s", exc)
                 return None
         validator = self._validators.get(name)
-        if validator is None:
+        if validator is None or validator.is_valid(arguments):
             return None
         errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.path))
         if not errors:
