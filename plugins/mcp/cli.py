@@ -175,7 +175,10 @@ def proxy(
                     if aclose is not None:  # an AgentClient's async pool lives on this loop
                         await aclose()
 
-        anyio.run(main)
+        try:
+            anyio.run(main)
+        except ConnectionError as exc:
+            raise click.ClickException(str(exc)) from exc
 
 
 def _bind(bind: str) -> tuple[str, int]:

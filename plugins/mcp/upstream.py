@@ -120,6 +120,12 @@ class Upstream:
         try:
             # Connect now: a server that can't start fails the proxy at once, not its first call.
             client = await self.client()
+        except Exception as exc:
+            await self._close()
+            raise ConnectionError(
+                f"could not start the upstream MCP server {_describe(self.target)}: "
+                f"{_leaf(exc)}; check the command after -- (or --upstream)"
+            ) from exc
         except BaseException:
             await self._close()
             raise
@@ -212,3 +218,16 @@ def _without_envelope(params: Any) -> Any:
     # The rest of ``_meta`` (a progress token, the client's own keys) goes through.
     kept = {k: v for k, v in params.meta.items() if not k.startswith(_RESERVED)}
     return params.model_copy(update={"meta": kept or None})
+
+
+def _describe(target: Target) -> str:
+    if isinstance(target, StdioServerParameters):
+        return " ".join([target.command, *target.args])
+    return target if isinstance(target, str) else type(target).__name__
+
+
+def _leaf(exc: BaseException) -> str:
+    # anyio wraps a failed start in exception groups: name the first real error.
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import pytest
 from mcp import StdioServerParameters, types
 from mcp.shared.exceptions import MCPError
 
-from .conftest import POLICY, UPSTREAM, Stack, local_stack, remote_agent, tag
+from .conftest import POLICY, Stack, local_stack, remote_agent, tag
 
 DENIED = "Denied by the policy guard"
 
@@ -331,17 +332,17 @@ def test_a_terminated_agent_is_refused_and_told_to_stop(own_stack: Any) -> None:
     assert stack.ran(f"echo {t}-after") == []
 
 
-def test_a_command_that_is_not_an_mcp_server_fails_the_proxy_at_start(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "command", [[sys.executable, "-c", "raise SystemExit(4)"], ["/nonexistent/mcp-server"]]
+)
+def test_an_upstream_that_does_not_start_fails_the_proxy_clearly(tmp_path: Path, command) -> None:
     stack = local_stack(tmp_path, POLICY)
     assert isinstance(stack.target, StdioServerParameters)
     args = stack.target.args
-    args[args.index("--") + 1 :] = [sys.executable, "-c", "raise SystemExit(4)"]
-
-    async def scenario() -> None:
-        with anyio.fail_after(60):
-            async with stack.client():
-                pass
-
-    with pytest.raises(Exception):  # noqa: B017, PT011 - the client only sees the pipe close
-        anyio.run(scenario)
-    assert UPSTREAM not in args
+    args[args.index("--") + 1 :] = command
+    done = subprocess.run(
+        [sys.executable, *args], stdin=subprocess.DEVNULL, capture_output=True, text=True
+    )
+    assert done.returncode == 1
+    assert "could not start the upstream MCP server" in done.stderr
+    assert "Traceback" not in done.stderr
