@@ -25,7 +25,7 @@ from typing import Any
 
 import anyio
 from mcp import types
-from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server import InitializationOptions, NotificationOptions, Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
@@ -69,9 +69,14 @@ class GuardProxy:
     """An MCP server standing in front of ``upstream``, guarding every ``tools/call``.
 
     ``agent`` is the one agent every call is requested as (a ``LocalAgent`` or an
-    ``AgentClient``). ``policy`` names the tools that are listed with ``Unlisted.HIDE`` when the
-    agent can't tell its own policy (an ``AgentClient``); without either, every tool is listed.
-    ``call_timeout`` bounds each upstream request; a call that runs out fails (``failure``).
+    ``AgentClient``). With ``Unlisted.HIDE`` only the tools of ``policy`` are listed (default:
+    the agent's own policy, when it can tell it: an ``AgentClient`` can't); with no policy known,
+    every tool is. ``call_timeout`` bounds each upstream request; one that runs out fails
+    (``failure``)::
+
+        async with GuardProxy(guard.agent("files-bot"), "http://127.0.0.1:9000/mcp") as proxy:
+            async with mcp.Client(proxy.server) as client:
+                await client.call_tool("read_file", {"path": "notes.txt"})
     """
 
     def __init__(
@@ -123,7 +128,8 @@ class GuardProxy:
 
     # -- serving ----------------------------------------------------------------------------------
 
-    def initialization_options(self) -> Any:
+    def initialization_options(self) -> InitializationOptions:
+        """What the proxy tells a handshake-era client it serves (the upstream's kinds)."""
         caps = self._upstream.capabilities
         return self.server.create_initialization_options(
             NotificationOptions(
