@@ -52,7 +52,7 @@ def _targets(folder: Path) -> dict[str, StdioServerParameters]:
     def proxied(*db: str) -> StdioServerParameters:
         args = ["-m", "guardkit", "mcp", "proxy", "--agent", "bench", "--policy", str(policy),
                 *db, "--", sys.executable, str(upstream)]  # fmt: skip
-        return StdioServerParameters(command=sys.executable, args=args)
+        return StdioServerParameters(command=sys.executable, args=args, cwd=folder)
 
     return {
         DIRECT: StdioServerParameters(command=sys.executable, args=[str(upstream)]),

@@ -15,9 +15,13 @@ pytest.importorskip("mcp")
 CLIENT = Path(__file__).resolve().parents[2] / "examples" / "mcp-proxy" / "client.py"
 
 
-def guardkit(*args: str) -> str:
+def guardkit(cwd: Path, *args: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "guardkit", *args], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "guardkit", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=cwd,  # outside the checkout: the installed package is what runs
     )
     return done.stdout
 
@@ -29,16 +33,19 @@ def test_the_example_denies_waits_for_an_approval_and_prints_the_ledger(tmp_path
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
+        cwd=tmp_path,
     ) as client:
         deadline, pending = time.monotonic() + 90, []
         while not pending and time.monotonic() < deadline:
             time.sleep(0.3)
             if db.exists():
-                pending = json.loads(guardkit("pending", "files-bot", "--db", str(db), "--json"))
+                pending = json.loads(
+                    guardkit(tmp_path, "pending", "files-bot", "--db", str(db), "--json")
+                )
         assert [p["action"]["tool"] for p in pending] == ["delete_path"]
         assert (workspace / "old-logs").exists()  # nothing ran before the approval
         action_id = pending[0]["action"]["action_id"]
-        guardkit("approve", "files-bot", action_id, "--by", "you", "--db", str(db))
+        guardkit(tmp_path, "approve", "files-bot", action_id, "--by", "you", "--db", str(db))
         out, _ = client.communicate(timeout=90)
     assert client.returncode == 0, out
     assert "tools the model sees: list_files, read_file, write_file, delete_path" in out

@@ -83,6 +83,7 @@ class Stack:
             text=True,
             check=True,
             timeout=60,
+            cwd=self.db.parent,
         )
 
     def decide_when_pending(self, marker: str, verb: str, *extra: str) -> str:
@@ -159,7 +160,8 @@ def local_stack(folder: Path, policy: dict[str, Any], *flags: str) -> Stack:
         "--", sys.executable, UPSTREAM,
     ]  # fmt: skip
     env = {**os.environ, "MCP_RUNS": str(runs)}
-    target = StdioServerParameters(command=sys.executable, args=args, env=env)
+    # Every ``python -m guardkit`` runs outside the checkout: the installed package is what runs.
+    target = StdioServerParameters(command=sys.executable, args=args, env=env, cwd=folder)
     return Stack(agent_id=agent_id, db=db, runs=runs, target=target, kind="stdio-local")
 
 
@@ -209,6 +211,7 @@ def serve_proxy(folder: Path, args: list[str]) -> tuple[str, subprocess.Popen[by
              "--bind", "127.0.0.1:0", "--poll", "0.1", *args],
             stdout=subprocess.DEVNULL,
             stderr=errors,
+            cwd=folder,
         )  # fmt: skip
     line = wait_for_line(log, "serving http://", process)
     return line.rsplit(" ", 1)[1], process

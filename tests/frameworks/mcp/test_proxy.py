@@ -341,7 +341,11 @@ def test_an_upstream_that_does_not_start_fails_the_proxy_clearly(tmp_path: Path,
     args = stack.target.args
     args[args.index("--") + 1 :] = command
     done = subprocess.run(
-        [sys.executable, *args], stdin=subprocess.DEVNULL, capture_output=True, text=True
+        [sys.executable, *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert done.returncode == 1
     assert "could not start the upstream MCP server" in done.stderr
