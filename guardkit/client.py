@@ -9,7 +9,9 @@ code) for an HTTP error, and ``GuardUnavailable`` when the server cannot be reac
 ``AgentClient.request`` sends an ``Idempotency-Key`` and retries once on a lost connection, so a
 request whose response never arrived is not decided (or charged) twice. Every ``AgentClient``
 call has an ``async`` twin (``arequest``, ``areport``, ``astatus``, ``aaction``,
-``await_for_approval``) over an ``httpx.AsyncClient`` made on first use.
+``await_for_approval``) over an ``httpx.AsyncClient`` made on first use in each event loop;
+close it before the loop ends (``async with AgentClient(...) as agent:`` or ``await
+agent.aclose()``).
 """
 
 from __future__ import annotations
@@ -103,11 +105,13 @@ class _Http:
         self._client.close()
 
     async def aclose(self) -> None:
-        """Close both connection pools."""
-        self.close()
+        """Close the async connection pool of the running event loop (call it before the loop
+        ends, or use ``async with``); the blocking pool stays open until ``close``."""
         if self._async is not None:
-            await self._async[1].aclose()
+            loop, client = self._async
             self._async = None
+            if loop is asyncio.get_running_loop():
+                await client.aclose()
 
     def __enter__(self) -> Any:
         return self
@@ -115,6 +119,15 @@ class _Http:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Any:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
         self.close()
 
     def _unreachable(self, exc: httpx.TransportError) -> GuardUnavailable:
