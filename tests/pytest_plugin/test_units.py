@@ -8,9 +8,9 @@ import time
 import pytest
 from guardkit.plugins.pytest_plugin.guard_coverage import (
     CoverageReport,
+    RunCounts,
     ToolEntry,
     Violation,
-    _Runtime,
 )
 from guardkit.plugins.pytest_plugin.guard_fixtures import (
     PERMISSIVE_POLICY,
@@ -112,10 +112,10 @@ def test_report_percent_lines_and_json():
         ToolEntry(name="a", path="m.py", line=3, how="decorator", guarded=True, first_line=2),
         ToolEntry(name="b", path="m.py", line=9, how="Tool(...)", guarded=False, aliases=("bee",)),
     ]
-    data = _Runtime()
+    data = RunCounts()
     data.runs["m.py:3:a"] = 2
     data.denials["bee"] = 1
-    report = CoverageReport.build(tools, data, [Violation("t::x", "b", "m.py", 9)])
+    report = CoverageReport.build(tools, data, [Violation("t::x", "b", "m.py", 9)], ["m.py"])
     assert report.percent == 50.0
     assert report.lines()[-2:] == ["TOTAL 1/2 tools guarded (50.00%)", "ungated: b"]
     rows = {r.tool.name: r for r in report.rows}
@@ -127,10 +127,10 @@ def test_report_percent_lines_and_json():
 
 
 def test_runtime_counts_survive_the_trip_from_a_worker():
-    data = _Runtime()
+    data = RunCounts()
     data.runs["k"] = 1
     data.requests["t"] = 2
-    merged = _Runtime()
+    merged = RunCounts()
     merged.merge(json.loads(json.dumps(data.to_dict())))
     merged.merge(data.to_dict())
     assert merged.runs["k"] == 2
