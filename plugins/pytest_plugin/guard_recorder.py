@@ -105,8 +105,8 @@ class Recorder:
         from guardkit.tools.handoff import current_action_id
 
         self._action = current_action_id
-        self._kinds: dict[CodeType, ToolEntry | _RequestCode | None] = {}
-        self._kinds.update(_guard_request_codes())
+        self._requests = _guard_request_codes()
+        self._kinds: dict[CodeType, ToolEntry | _RequestCode | None] = dict(self._requests)
         self._by_place: dict[tuple[str, int, str], ToolEntry] = {}
         for entry in tools:
             if entry.first_line:
@@ -153,7 +153,8 @@ class Recorder:
     def _make_hook(self) -> Callable[[FrameType, str, Any], None]:
         # Called for every Python and C call and return while installed: keep the common case
         # (a code object seen before, not ours) to one dict lookup.
-        kinds = self._kinds
+        seen = self._kinds.get
+        requests = self._requests
         classify = self._classify
         on_call = self._on_call
         on_return = self._on_return
@@ -161,15 +162,13 @@ class Recorder:
 
         def hook(frame: FrameType, event: str, arg: Any) -> None:
             if event == "call":
-                kind = kinds.get(frame.f_code, unseen)
+                kind = seen(frame.f_code, unseen)
                 if kind is unseen:
                     kind = classify(frame.f_code)
                 if kind is not None:
                     on_call(frame, kind)
-            elif event == "return":
-                kind = kinds.get(frame.f_code)
-                if kind is not None and type(kind) is _RequestCode:
-                    on_return(frame, kind, arg)
+            elif event == "return" and frame.f_code in requests:
+                on_return(frame, requests[frame.f_code], arg)
 
         return hook
 
