@@ -145,7 +145,10 @@ class Recorder:
             self._used.clear()
 
     def take_violations(self, nodeid: str) -> list[Violation]:
+        """The test's violations; requests left unused do not carry over to its teardown."""
         with self._lock:
+            self._pending.clear()
+            self._used.clear()
             return [v for v in self.violations if v.test == nodeid]
 
     # -- the hook ----------------------------------------------------------------------------

@@ -69,7 +69,7 @@ async def dispatch(agent, name, args):
     return await TOOLS[name](**args)
 '''
 
-TESTS = '''
+TESTS = """
 import asyncio
 
 import guardkit
@@ -183,9 +183,9 @@ def test_langchain_under_guard_middleware_ainvoke(agent):
 
 def test_langchain_tool_called_around_the_middleware():
     assert app.search.invoke({"query": "direct"}) == "results for direct"
-'''
+"""
 
-CONFTEST = '''
+CONFTEST = """
 import pytest
 
 
@@ -202,7 +202,7 @@ def guard_url(tmp_path_factory):
     )
     with serve_in_thread(create_app(state)) as url:
         yield url
-'''
+"""
 
 
 def test_no_false_violations_and_every_bypass_caught(pytester, run):

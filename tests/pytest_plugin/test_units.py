@@ -135,3 +135,26 @@ def test_runtime_counts_survive_the_trip_from_a_worker():
     merged.merge(data.to_dict())
     assert merged.runs["k"] == 2
     assert merged.requests["t"] == 4
+
+
+def test_no_tools_is_no_percentage_and_fails_unless_allowed():
+    report = CoverageReport.build([], RunCounts(), [], ["src", "lib"])
+    assert report.percent is None
+    assert report.lines()[0] == "no tools found in src, lib (test modules are skipped)"
+    assert "no tools found" in (report.shortfall(0, allow_no_tools=False) or "")
+    assert report.shortfall(0, allow_no_tools=True) is None
+    assert json.loads(report.to_json(None))["guarded_percent"] is None
+
+
+def test_a_tool_entry_survives_the_trip_to_a_worker():
+    entry = ToolEntry(
+        name="T.run",
+        path="m.py",
+        line=4,
+        how="tool class",
+        guarded=True,
+        first_line=3,
+        aliases=("t",),
+    )
+    assert ToolEntry.from_dict(json.loads(json.dumps(entry.to_dict()))) == entry
+    assert entry.names == {"T.run", "run", "T", "t"}
