@@ -210,15 +210,13 @@ def test_no_false_violations_and_every_bypass_caught(pytester, run):
     pytester.makeconftest(CONFTEST)
     result = run(pytester, "--guard-strict", "--guard-coverage", "-rf")
     result.assert_outcomes(passed=13, failed=3)
-    result.stdout.fnmatch_lines(
-        [
-            "FAILED test_app.py::test_bypass_after_a_denied_arequest[[]memory[]]*",
-            "FAILED test_app.py::test_bypass_after_a_denied_arequest[[]sqlite[]]*",
-            "FAILED test_app.py::test_langchain_tool_called_around_the_middleware*",
-        ],
-        consecutive=False,
-    )
     lines = result.stdout.lines
+    failed = sorted(line.split()[1] for line in lines if line.startswith("FAILED "))
+    assert failed == [
+        "test_app.py::test_bypass_after_a_denied_arequest[memory]",
+        "test_app.py::test_bypass_after_a_denied_arequest[sqlite]",
+        "test_app.py::test_langchain_tool_called_around_the_middleware",
+    ]
     mail = "tool 'send_mail' (app.py:41) ran without going through the guard"
     search = "tool 'search' (app.py:20) ran without going through the guard"
     assert (lines.count(mail), lines.count(search)) == (2, 1)
