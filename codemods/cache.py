@@ -26,7 +26,7 @@ _HERE = Path(__file__).resolve().parent
 def _analyzer_version() -> str:
     """A digest of the analysis sources: any change to the rules invalidates every cache."""
     sources = sorted([*_HERE.glob("analysis/*.py"), *_HERE.glob("rules/*.py")])
-    sources += [_HERE / "engine.py", _HERE / "suppress.py", _HERE / "findings.py"]
+    sources += [_HERE / "scanner.py", _HERE / "suppress.py", _HERE / "findings.py"]
     return digest(b"".join(p.read_bytes() for p in sources))
 
 

@@ -14,7 +14,7 @@ from libcst.codemod import CodemodContext, TransformFailure, TransformSuccess, t
 
 from .analysis.prefilter import might_match
 from .config import Config
-from .engine import scan_source
+from .scanner import scan_source
 from .transforms import TRANSFORMS, FindingCodemod
 
 __all__ = ["FixResult", "fix_paths", "fix_source", "unified_diff"]

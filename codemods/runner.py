@@ -15,8 +15,8 @@ from pathlib import Path
 
 from .cache import ScanCache, digest
 from .config import Config
-from .engine import scan_source
 from .findings import FileResult
+from .scanner import scan_source
 
 __all__ = ["discover", "scan_paths"]
 

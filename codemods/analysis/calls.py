@@ -15,7 +15,7 @@ from .values import GUARDKIT, Values
 
 __all__ = ["ModelCall", "classify_calls", "is_guard_receiver"]
 
-_GATE_FUNCTIONS = frozenset({"guardkit.llm_turn", "guardkit.gate_turn"})
+_GATE_FUNCTIONS = frozenset({"guardkit.llm_turn", "guardkit.gate_turn", "guardkit.model_turn"})
 _GUARD_FUNCTIONS = frozenset({"guardkit.authorize", "guardkit.request"})
 _GUARD_METHODS = frozenset({"request", "authorize"})
 

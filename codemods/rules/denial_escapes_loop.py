@@ -25,6 +25,22 @@ class DenialEscapesLoop(Rule):
         'result such as `{"type": "tool_result", "is_error": True, "content": str(denied)}`. '
         "No automatic fix."
     )
+    USE_INSTEAD = """
+        import guardkit
+        import anthropic
+        client = anthropic.Anthropic()
+        def loop(guard, messages):
+            for _ in range(5):
+                client.messages.create(model="m", messages=messages)
+                try:
+                    guard.authorize("search", {}, 1)
+                except guardkit.ActionDenied as denied:
+                    messages.append({"role": "user", "content": str(denied)})
+        """
+    LIMITS = (
+        "Checked inside loops that call a model in the same function; a denial raised in a "
+        "helper the loop calls is not followed."
+    )
     VALID = (
         Valid(
             code="""

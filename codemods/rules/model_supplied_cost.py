@@ -24,6 +24,16 @@ class ModelSuppliedCost(Rule):
         "amount after checking it against the request, or a `cost=` function in the policy. No "
         "automatic fix."
     )
+    USE_INSTEAD = """
+        import guardkit
+        PRICES = {"search": 1}
+        def run(guard, name, args):
+            guard.authorize(name, args, PRICES[name])
+        """
+    LIMITS = (
+        "Only the `cost` of guard calls is checked, and only reads of the arguments in the same "
+        "function; a cost computed by a helper from the arguments is not followed."
+    )
     VALID = (
         Valid(
             code="""

@@ -29,6 +29,23 @@ class UnboundedModelLoop(Rule):
         '`guard.request("llm_turn", {})`. `guardkit fix` inserts a `_gk_turns` counter that '
         "breaks out after `max-turns` iterations (BoundModelLoops)."
     )
+    USE_INSTEAD = """
+        import anthropic
+        client = anthropic.Anthropic()
+        def run(messages, max_turns: int = 25):
+            for _ in range(max_turns):
+                reply = client.messages.create(model="m", messages=messages)
+                if reply.stop_reason != "tool_use":
+                    return reply
+            raise RuntimeError("turn limit reached")
+        """
+    LIMITS = (
+        "A bound is recognised by its shape (a `range`, a counter compared against a limit, a "
+        "`max_*`/`*_limit` value, a method that raises on a limit); a bound hidden in a value "
+        "the analysis cannot follow (a limit read from a config object's `__getattr__`) is "
+        'missed and the loop reported. A limit that is infinite (`float("inf")`, '
+        "`math.inf`, `sys.maxsize`) is no bound."
+    )
     FIXED_BY = "BoundModelLoops"
     VALID = (
         Valid(
@@ -121,6 +138,16 @@ class UnboundedModelLoop(Rule):
             """,
             line=3,
             column=0,
+            expected_fix="""
+                import anthropic
+                client = anthropic.Anthropic()
+                _gk_turns = 0
+                while True:
+                    _gk_turns += 1
+                    if _gk_turns > 25:  # guardkit: turn limit
+                        break
+                    client.messages.create(model="m", messages=[])
+                """,
         ),
         Invalid(
             code="""
@@ -128,15 +155,30 @@ class UnboundedModelLoop(Rule):
             class Agent:
                 def __init__(self) -> None:
                     self.client = AsyncOpenAI(base_url="https://api.deepseek.com")
-                async def run(self, messages):
+                async def run(self, m):
                     done = False
                     while not done:
-                        r = await self.client.chat.completions.create(model="ds", messages=messages)
+                        r = await self.client.chat.completions.create(model="ds", messages=m)
                         done = r.choices[0].finish_reason == "stop"
             """,
             line=7,
             column=8,
             note="DeepSeek via base_url, client on self",
+            expected_fix="""
+                from openai import AsyncOpenAI
+                class Agent:
+                    def __init__(self) -> None:
+                        self.client = AsyncOpenAI(base_url="https://api.deepseek.com")
+                    async def run(self, m):
+                        done = False
+                        _gk_turns = 0
+                        while not done:
+                            _gk_turns += 1
+                            if _gk_turns > 25:  # guardkit: turn limit
+                                break
+                            r = await self.client.chat.completions.create(model="ds", messages=m)
+                            done = r.choices[0].finish_reason == "stop"
+                """,
         ),
         Invalid(
             code="""
@@ -148,6 +190,17 @@ class UnboundedModelLoop(Rule):
             """,
             line=4,
             column=4,
+            expected_fix="""
+                from langchain_openai import ChatOpenAI
+                llm = ChatOpenAI(model="gpt-4o").bind_tools([])
+                def agent(messages):
+                    _gk_turns = 0
+                    while messages[-1].tool_calls:
+                        _gk_turns += 1
+                        if _gk_turns > 25:  # guardkit: turn limit
+                            break
+                        messages.append(llm.invoke(messages))
+                """,
         ),
         Invalid(
             code="""
@@ -170,6 +223,17 @@ class UnboundedModelLoop(Rule):
             line=3,
             column=4,
             note="client passed in as an annotated parameter",
+            expected_fix="""
+                from anthropic import Anthropic
+                def loop(client: Anthropic, messages) -> None:
+                    _gk_turns = 0
+                    while True:
+                        _gk_turns += 1
+                        if _gk_turns > 25:  # guardkit: turn limit
+                            break
+                        for block in client.messages.create(model="m", messages=messages).content:
+                            print(block)
+                """,
         ),
         Invalid(
             code="""
@@ -182,6 +246,17 @@ class UnboundedModelLoop(Rule):
             line=4,
             column=4,
             note="a condition the model controls",
+            expected_fix="""
+                import litellm
+                async def agent(messages):
+                    response = await litellm.acompletion(model="m", messages=messages)
+                    _gk_turns = 0
+                    while response.choices[0].message.tool_calls:
+                        _gk_turns += 1
+                        if _gk_turns > 25:  # guardkit: turn limit
+                            break
+                        response = await litellm.acompletion(model="m", messages=messages)
+                """,
         ),
         Invalid(
             code="""
@@ -194,6 +269,17 @@ class UnboundedModelLoop(Rule):
             line=4,
             column=0,
             note="a Gemini chat session",
+            expected_fix="""
+                from google import genai
+                client = genai.Client()
+                chat = client.chats.create(model="gemini-2.0-flash")
+                _gk_turns = 0
+                while True:
+                    _gk_turns += 1
+                    if _gk_turns > 25:  # guardkit: turn limit
+                        break
+                    print(chat.send_message(input("> ")).text)
+                """,
         ),
     )
 

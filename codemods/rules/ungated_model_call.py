@@ -25,6 +25,20 @@ class UngatedModelCall(Rule):
         '"allowed"`. `guardkit fix` inserts exactly that through `guardkit.current_agent()` '
         "(GateModelCalls)."
     )
+    USE_INSTEAD = """
+        import anthropic
+        import guardkit
+        client = anthropic.Anthropic()
+        def ask(prompt):
+            with guardkit.model_turn():
+                return client.messages.create(model="m", messages=[prompt])
+        """
+    LIMITS = (
+        "Model calls are recognised by where the client came from and by the catalog; a "
+        "client built by code the analysis cannot follow (a factory returning `Any` from "
+        "another package) is not recognised. A gate counts for the next model call in the "
+        "same function only."
+    )
     FIXED_BY = "GateModelCalls"
     VALID = (
         Valid(
@@ -84,6 +98,17 @@ class UngatedModelCall(Rule):
             """,
             line=4,
             column=11,
+            expected_fix="""
+                import anthropic
+                import guardkit
+
+                client = anthropic.Anthropic()
+                def ask(prompt):
+                    _gk_turn = guardkit.current_agent().request("llm_turn", {})
+                    if _gk_turn["decision"] != "allowed":
+                        raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
+                    return client.messages.create(model="m", messages=[prompt])
+                """,
         ),
         Invalid(
             code="""
@@ -94,6 +119,16 @@ class UngatedModelCall(Rule):
             line=3,
             column=4,
             note="bounded loops are included",
+            expected_fix="""
+                import litellm as ll
+                import guardkit
+
+                for _ in range(3):
+                    _gk_turn = guardkit.current_agent().request("llm_turn", {})
+                    if _gk_turn["decision"] != "allowed":
+                        break
+                    ll.completion(model="gpt-4o", messages=[])
+                """,
         ),
         Invalid(
             code="""
@@ -103,6 +138,16 @@ class UngatedModelCall(Rule):
             """,
             line=3,
             column=7,
+            expected_fix="""
+                from google import genai
+                import guardkit
+
+                client = genai.Client()
+                _gk_turn = guardkit.current_agent().request("llm_turn", {})
+                if _gk_turn["decision"] != "allowed":
+                    raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
+                resp = client.models.generate_content(model="gemini-2.0-flash", contents="hi")
+                """,
         ),
         Invalid(
             code="""
@@ -112,6 +157,16 @@ class UngatedModelCall(Rule):
             """,
             line=3,
             column=9,
+            expected_fix="""
+                from agents import Agent, Runner
+                import guardkit
+
+                agent = Agent(name="a")
+                _gk_turn = guardkit.current_agent().request("llm_turn", {})
+                if _gk_turn["decision"] != "allowed":
+                    raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
+                result = Runner.run_sync(agent, "hello")
+                """,
         ),
         Invalid(
             code="""
@@ -120,6 +175,15 @@ class UngatedModelCall(Rule):
             """,
             line=2,
             column=8,
+            expected_fix="""
+                import ollama
+                import guardkit
+
+                _gk_turn = guardkit.current_agent().request("llm_turn", {})
+                if _gk_turn["decision"] != "allowed":
+                    raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
+                reply = ollama.chat(model="llama3", messages=[])
+                """,
         ),
         Invalid(
             code="""
@@ -131,6 +195,17 @@ class UngatedModelCall(Rule):
             line=4,
             column=0,
             note="a LangChain runnable built with |",
+            expected_fix="""
+                from langchain.chat_models import init_chat_model
+                import guardkit
+
+                model = init_chat_model("claude-sonnet-4")
+                chain = prompt | model
+                _gk_turn = guardkit.current_agent().request("llm_turn", {})
+                if _gk_turn["decision"] != "allowed":
+                    raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
+                chain.invoke({"q": "hi"})
+                """,
         ),
         Invalid(
             code="""
@@ -143,6 +218,18 @@ class UngatedModelCall(Rule):
             line=5,
             column=0,
             note="a client from a local factory",
+            expected_fix="""
+                import openai
+                import guardkit
+
+                def make():
+                    return openai.AzureOpenAI(api_version="2024-06-01")
+                client = make()
+                _gk_turn = guardkit.current_agent().request("llm_turn", {})
+                if _gk_turn["decision"] != "allowed":
+                    raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
+                client.chat.completions.create(model="m", messages=[])
+                """,
         ),
         Invalid(
             code="""
@@ -157,6 +244,18 @@ class UngatedModelCall(Rule):
             line=7,
             column=4,
             note="one gate covers one call",
+            expected_fix="""
+                import guardkit
+                import anthropic
+                client = anthropic.Anthropic()
+                def ask(guard):
+                    guard.request("llm_turn", {})
+                    client.messages.create(model="m", messages=[])
+                    _gk_turn = guardkit.current_agent().request("llm_turn", {})
+                    if _gk_turn["decision"] != "allowed":
+                        raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
+                    client.messages.create(model="m", messages=[])
+                """,
         ),
         Invalid(
             code="""
@@ -167,6 +266,16 @@ class UngatedModelCall(Rule):
             line=3,
             column=4,
             note="a client bound by with",
+            expected_fix="""
+                from openai import OpenAI
+                import guardkit
+
+                with OpenAI() as client:
+                    _gk_turn = guardkit.current_agent().request("llm_turn", {})
+                    if _gk_turn["decision"] != "allowed":
+                        raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
+                    client.chat.completions.create(model="m", messages=[])
+                """,
         ),
         Invalid(
             code="""
@@ -179,6 +288,18 @@ class UngatedModelCall(Rule):
             line=5,
             column=21,
             note="a class-level annotation",
+            expected_fix="""
+                from langchain_anthropic import ChatAnthropic
+                import guardkit
+
+                class Agent:
+                    llm: ChatAnthropic
+                    async def step(self, messages):
+                        _gk_turn = guardkit.current_agent().request("llm_turn", {})
+                        if _gk_turn["decision"] != "allowed":
+                            raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
+                        return await self.llm.ainvoke(messages)
+                """,
         ),
     )
 

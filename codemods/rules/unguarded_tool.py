@@ -27,6 +27,21 @@ class UnguardedTool(Rule):
         "`@mcp.tool()`), or call `guard.authorize(name, args, cost)` before dispatching. "
         "`guardkit fix` inserts the decorator (AddToolGuard)."
     )
+    USE_INSTEAD = """
+        import guardkit
+        from langchain_core.tools import tool
+        @tool
+        @guardkit.tool()
+        def search(query: str) -> str:
+            return query
+        """
+    LIMITS = (
+        "A tool is found by how it reaches a model: a framework decorator or constructor, a "
+        "`tools=`/`functions=` list, a name->function registry or a registered tool class. A "
+        "tool registered through code the analysis cannot follow (`getattr`, string imports, "
+        "plugin entry points) is missed; a framework integration (middleware, hooks, toolsets) "
+        "gates every tool of the agent it is attached to."
+    )
     FIXED_BY = "AddToolGuard"
     VALID = (
         Valid(
@@ -113,6 +128,15 @@ class UnguardedTool(Rule):
             """,
             line=3,
             column=0,
+            expected_fix="""
+                from langchain_core.tools import tool as lc_tool
+                import guardkit
+
+                @lc_tool
+                @guardkit.tool()
+                def search(query: str) -> str:
+                    return query
+                """,
         ),
         Invalid(
             code="""
@@ -123,6 +147,15 @@ class UnguardedTool(Rule):
             """,
             line=3,
             column=0,
+            expected_fix="""
+                from agents import function_tool
+                import guardkit
+
+                @function_tool
+                @guardkit.tool()
+                async def fetch(url: str) -> str:
+                    return url
+                """,
         ),
         Invalid(
             code="""
@@ -134,6 +167,16 @@ class UnguardedTool(Rule):
             """,
             line=4,
             column=0,
+            expected_fix="""
+                from mcp.server.fastmcp import FastMCP
+                import guardkit
+
+                mcp = FastMCP("files")
+                @mcp.tool()
+                @guardkit.tool()
+                def delete_file(path: str) -> None:
+                    pass
+                """,
         ),
         Invalid(
             code="""
@@ -145,6 +188,16 @@ class UnguardedTool(Rule):
             """,
             line=4,
             column=4,
+            expected_fix="""
+                from smolagents import Tool
+                import guardkit
+
+                class Weather(Tool):
+                    name = "weather"
+                    @guardkit.tool()
+                    def forward(self, city: str) -> str:
+                        return city
+                """,
         ),
         Invalid(
             code="""
@@ -168,6 +221,15 @@ class UnguardedTool(Rule):
             """,
             line=2,
             column=0,
+            expected_fix="""
+                from langchain.tools import Tool
+                import guardkit
+
+                @guardkit.tool()
+                def search(q: str) -> str:
+                    return q
+                tools = [Tool(name="search", func=search, description="web search")]
+                """,
         ),
         Invalid(
             code="""
@@ -179,6 +241,16 @@ class UnguardedTool(Rule):
             """,
             line=4,
             column=0,
+            expected_fix="""
+                from pydantic_ai import Agent
+                import guardkit
+
+                agent = Agent("openai:gpt-4o")
+                @agent.tool_plain
+                @guardkit.tool()
+                def roll() -> int:
+                    return 4
+                """,
         ),
         Invalid(
             code="""
@@ -190,6 +262,15 @@ class UnguardedTool(Rule):
             line=3,
             column=0,
             note="CrewAI",
+            expected_fix="""
+                from crewai.tools import tool
+                import guardkit
+
+                @tool("Search the web")
+                @guardkit.tool()
+                def search(query: str) -> str:
+                    return query
+                """,
         ),
         Invalid(
             code="""
@@ -201,6 +282,15 @@ class UnguardedTool(Rule):
             line=3,
             column=0,
             note="smolagents",
+            expected_fix="""
+                from smolagents import tool
+                import guardkit
+
+                @tool
+                @guardkit.tool()
+                def get_time(zone: str) -> str:
+                    return zone
+                """,
         ),
         Invalid(
             code="""
@@ -214,6 +304,17 @@ class UnguardedTool(Rule):
             line=3,
             column=4,
             note="a class registered in tools=[...]",
+            expected_fix="""
+                from openai import OpenAI
+                import guardkit
+
+                class Calculator:
+                    @guardkit.tool()
+                    def run(self, expression: str) -> str:
+                        return expression
+                client = OpenAI()
+                agent = make_agent(client, tools=[Calculator()])
+                """,
         ),
         Invalid(
             code="""
@@ -224,6 +325,14 @@ class UnguardedTool(Rule):
             line=1,
             column=0,
             note="a tool table handed to a loop elsewhere",
+            expected_fix="""
+                import guardkit
+
+                @guardkit.tool()
+                def get_time(zone: str) -> str:
+                    return zone
+                TOOL_FUNCTIONS = {"get_time": get_time}
+                """,
         ),
     )
 

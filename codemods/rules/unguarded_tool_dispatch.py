@@ -24,6 +24,21 @@ class UnguardedToolDispatch(Rule):
         "return the denial to the model as the tool result), or wrap every function in the table "
         "with `@guardkit.tool()`. `guardkit fix` decorates the functions defined in the module."
     )
+    USE_INSTEAD = """
+        import anthropic
+        client = anthropic.Anthropic()
+        def search(q): return q
+        TOOLS = {"search": search}
+        def step(guard, block):
+            guard.authorize(block.name, block.input, 0)
+            return TOOLS[block.name](**block.input)
+        """
+    LIMITS = (
+        "A dispatch is a call whose callee is picked by a model-chosen name (a registry "
+        "lookup, an `if name == ...` chain on a tool call's name). A guard request anywhere "
+        "earlier in the same function counts for the dispatch; tables that are not keyed by "
+        "tool names (config, event types) are not dispatch."
+    )
     FIXED_BY = "AddToolGuard"
     VALID = (
         Valid(
@@ -105,6 +120,18 @@ class UnguardedToolDispatch(Rule):
             """,
             line=7,
             column=11,
+            expected_fix="""
+                import openai
+                import guardkit
+
+                client = openai.OpenAI()
+                @guardkit.tool()
+                def get_weather(city): return city
+                available_functions = {"get_weather": get_weather}
+                def handle(call):
+                    fn = available_functions[call.function.name]
+                    return fn(city="x")
+                """,
         ),
         Invalid(
             code="""
@@ -141,6 +168,15 @@ class UnguardedToolDispatch(Rule):
             """,
             line=4,
             column=11,
+            expected_fix="""
+                import guardkit
+
+                @guardkit.tool()
+                def lookup(q): return q
+                TOOL_REGISTRY = {"lookup": lookup}
+                def dispatch(name, args):
+                    return TOOL_REGISTRY.get(name)(**args)
+                """,
         ),
         Invalid(
             code="""

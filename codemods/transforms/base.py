@@ -16,16 +16,29 @@ from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
 from libcst.metadata import PositionProvider
 
 from ..config import Config
-from ..engine import scan_source
+from ..rules import RULES as RULE_CLASSES
+from ..scanner import scan_source
 
-__all__ = ["FindingCodemod"]
+__all__ = ["FindingCodemod", "rules_fixed_by"]
+
+
+def rules_fixed_by(codemod: str) -> tuple[str, ...]:
+    """The ids of the rules whose ``FIXED_BY`` names ``codemod`` (the one declaration)."""
+    return tuple(rule.ID for rule in RULE_CLASSES if codemod == rule.FIXED_BY)
 
 
 class FindingCodemod(VisitorBasedCodemodCommand):
-    """Fix the fixable findings of ``RULES`` at their start positions."""
+    """Fix the fixable findings of ``RULES`` at their start positions.
+
+    ``RULES`` is derived from the rules' ``FIXED_BY`` when a subclass is defined.
+    """
 
     RULES: ClassVar[tuple[str, ...]] = ()
     METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.RULES = rules_fixed_by(cls.__name__)
 
     def __init__(
         self, context: CodemodContext, max_turns: int = 25, config: Config | None = None

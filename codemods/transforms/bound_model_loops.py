@@ -15,7 +15,6 @@ _COUNTER = re.compile(r"\b_gk_turns(?:_(\d+))?\b")
 
 class BoundModelLoops(FindingCodemod):
     DESCRIPTION = "Bound unbounded model loops with a _gk_turns counter that breaks at max-turns."
-    RULES = ("GK101",)
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         taken = [int(m.group(1) or 1) for m in _COUNTER.finditer(tree.code)]

@@ -38,7 +38,6 @@ class _Frame:
 
 class GateModelCalls(FindingCodemod):
     DESCRIPTION = "Gate model calls with guardkit.current_agent().request('llm_turn', {})."
-    RULES = ("GK102",)
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         self._frames: list[_Frame] = []
