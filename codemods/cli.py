@@ -58,11 +58,11 @@ def _load(
     )
 
 
-def _files(paths: tuple[str, ...], config: Config) -> list[str]:
+def _files(paths: tuple[str, ...], config: Config, include_tests: bool) -> list[str]:
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         raise click.UsageError(f"no such file or directory: {', '.join(missing)}")
-    return discover(paths or (".",), config.exclude)
+    return discover(paths or (".",), config.exclude, include_tests=include_tests)
 
 
 @contextmanager
@@ -113,6 +113,11 @@ _common = [
     click.option("--ignore", multiple=True, help="Skip these rule ids or prefixes."),
     click.option("--config", "config_file", type=click.Path(dir_okay=False), help="pyproject.toml"),
     click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, help="Workers; 0: CPUs."),
+    click.option(
+        "--include-tests",
+        is_flag=True,
+        help="Also analyse test code (test_*.py, *_test.py, conftest.py, tests/ folders).",
+    ),
 ]
 
 
@@ -143,6 +148,7 @@ def scan(
     ignore: tuple[str, ...],
     config_file: str | None,
     jobs: int,
+    include_tests: bool,
     fmt: str,
     output: IO[str],
     no_cache: bool,
@@ -151,7 +157,7 @@ def scan(
 ) -> None:
     """Find unbounded model loops, ungated model calls and unguarded tools."""
     config = _load(paths, config_file, _split(select), _split(ignore))
-    files = _files(paths, config)
+    files = _files(paths, config, include_tests)
     cache = None if no_cache else ScanCache(Path(cache_dir), config.fingerprint())
     with _progress(len(files), not no_progress) as progress:
         results = scan_paths(files, config, jobs=jobs, cache=cache, progress=progress)
@@ -171,6 +177,7 @@ def fix(
     ignore: tuple[str, ...],
     config_file: str | None,
     jobs: int,
+    include_tests: bool,
     diff: bool,
     max_turns: int | None,
 ) -> None:
@@ -186,7 +193,7 @@ def fix(
             max_turns=max_turns,
             catalog=config.catalog,
         )
-    results = fix_paths(_files(paths, config), config, jobs=jobs, write=not diff)
+    results = fix_paths(_files(paths, config, include_tests), config, jobs=jobs, write=not diff)
     changed = [r for r in results if r.changed]
     for result in results:
         if result.error:

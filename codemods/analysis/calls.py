@@ -9,15 +9,16 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from .catalog import HTTP_POSTS, MODEL_ENDPOINTS, TURN_GATES
 from .imports import ImportMap
 from .tree import LoopContext, Tree, dotted
 from .values import GUARDKIT, Values
 
 __all__ = ["ModelCall", "classify_calls", "is_guard_receiver"]
 
-_GATE_FUNCTIONS = frozenset({"guardkit.llm_turn", "guardkit.gate_turn", "guardkit.model_turn"})
 _GUARD_FUNCTIONS = frozenset({"guardkit.authorize", "guardkit.request"})
-_GUARD_METHODS = frozenset({"request", "authorize"})
+_GUARD_METHODS = frozenset({"request", "authorize", "arequest", "aauthorize"})
+_HTTP_METHODS = frozenset({"post", "request", "stream"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,10 +63,50 @@ def _method_call(call: ast.Call, values: Values) -> tuple[str, bool] | None:
     return (first.value if isinstance(first, ast.Constant) else "", True)  # type: ignore[return-value]
 
 
+def _strings(expr: ast.expr | None, values: Values) -> list[str]:
+    """String constants an expression is built from, following names to their assignments."""
+    if expr is None:
+        return []
+    found = [
+        n.value for n in ast.walk(expr) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    ]
+    for name in (n for n in ast.walk(expr) if isinstance(n, ast.Name)):
+        for assign in values.tree.nodes(ast.Assign):
+            if any(isinstance(t, ast.Name) and t.id == name.id for t in assign.targets):
+                found += [
+                    n.value
+                    for n in ast.walk(assign.value)
+                    if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                ]
+    return found
+
+
+def _posts_to_model(call: ast.Call, values: Values, qualname: str | None) -> bool:
+    """``requests.post(".../chat/completions", ...)`` and the like: a model call over HTTP."""
+    func = call.func
+    if qualname not in HTTP_POSTS and not (
+        isinstance(func, ast.Attribute)
+        and func.attr in _HTTP_METHODS
+        and values.kind(func.value, call) == "http"
+    ):
+        return False
+    url = next((k.value for k in call.keywords if k.arg == "url"), None)
+    if url is None and call.args:
+        url = (
+            call.args[-1]
+            if isinstance(func, ast.Attribute) and func.attr == "request"
+            else call.args[0]
+        )
+    return any(e in text for text in _strings(url, values) for e in MODEL_ENDPOINTS)
+
+
 def _model_symbol(call: ast.Call, values: Values, imports: ImportMap) -> str | None:
     name = dotted(call.func)
-    if imports.resolve(name) in values.catalog.functions:
+    qualname = imports.resolve(name)
+    if qualname in values.catalog.functions:
         return name
+    if _posts_to_model(call, values, qualname):
+        return name or ast.unparse(call.func)
     node: ast.expr = call.func
     chain: list[str] = []
     while isinstance(node, ast.Attribute):
@@ -84,10 +125,12 @@ def classify_calls(tree: Tree, values: Values, imports: ImportMap) -> CallIndex:
     for node in tree.nodes(ast.Call):
         qualname = imports.resolve(dotted(node.func))
         method = _method_call(node, values)
-        if qualname in _GATE_FUNCTIONS or (method and method[0] == "llm_turn"):
+        if qualname in TURN_GATES or (method and method[0] == "llm_turn"):
             index.gates.append(node)
         elif qualname in _GUARD_FUNCTIONS or method:
             index.guard_requests.append(node)
+        elif values.has_gate(node):
+            continue
         else:
             symbol = _model_symbol(node, values, imports)
             if symbol:

@@ -2,9 +2,11 @@
 
 Bounded: a ``for`` over anything but ``itertools.count()``/``iter(f, sentinel)``; a ``while`` whose
 condition compares a counter the loop updates, or names a ``max_*``/limit; a ``while`` whose body
-breaks/returns/raises when such a counter passes a limit; any loop gated by ``llm_turn`` (the
+breaks/returns/raises when such a counter passes a limit, or calls a function that raises on a
+limit (``stops_on_limit``, followed across the project); any loop gated by ``llm_turn`` (the
 guard's turn budget bounds it). Everything else (``while True``, ``while not done``, ``while
-response.stop_reason == "tool_use"``) is unbounded.
+response.stop_reason == "tool_use"``) is unbounded, and so is a limit set to an infinite value
+anywhere in the module (``max_turns = float("inf")``, ``math.inf``, ``sys.maxsize``).
 """
 
 from __future__ import annotations
@@ -15,10 +17,49 @@ from collections.abc import Iterator
 from .imports import ImportMap
 from .tree import SCOPE_NODES, Tree, dotted
 
-__all__ = ["is_bounded"]
+__all__ = ["infinite_names", "is_bounded", "is_infinite", "stops_on_limit"]
 
 _LIMIT_WORDS = ("max", "limit", "budget")
 _EXITS = (ast.Break, ast.Return, ast.Raise)
+_INFINITE_NAMES = frozenset({"math.inf", "numpy.inf", "np.inf", "sys.maxsize"})
+_INFINITE_TEXT = frozenset({"inf", "+inf", "infinity", "+infinity"})
+
+
+def is_infinite(expr: ast.expr | None) -> bool:
+    """``float("inf")``, ``math.inf``, ``sys.maxsize``: a "limit" that never stops anything."""
+    if expr is None:
+        return False
+    if dotted(expr) in _INFINITE_NAMES:
+        return True
+    return (
+        isinstance(expr, ast.Call)
+        and dotted(expr.func) == "float"
+        and len(expr.args) == 1
+        and isinstance(expr.args[0], ast.Constant)
+        and str(expr.args[0].value).strip().lower() in _INFINITE_TEXT
+    )
+
+
+def infinite_names(tree: Tree) -> frozenset[str]:
+    """Last components of names given an infinite value anywhere in the module (assignments,
+    class attributes, parameter defaults, keyword arguments)."""
+    found: set[str] = set()
+    for node in tree.nodes(ast.Assign, ast.AnnAssign, ast.keyword, ast.arguments):
+        if isinstance(node, ast.keyword):
+            if node.arg and is_infinite(node.value):
+                found.add(node.arg)
+        elif isinstance(node, ast.arguments):
+            params = [*node.posonlyargs, *node.args]
+            defaults = [None] * (len(params) - len(node.defaults)) + list(node.defaults)
+            pairs = [
+                *zip(params, defaults, strict=True),
+                *zip(node.kwonlyargs, node.kw_defaults, strict=True),
+            ]
+            found.update(p.arg for p, d in pairs if is_infinite(d))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and is_infinite(node.value):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found.update(n.rpartition(".")[2] for n in map(dotted, targets) if n)
+    return frozenset(found)
 
 
 def _walk_same_scope(nodes: list[ast.stmt]) -> Iterator[ast.AST]:
@@ -31,10 +72,10 @@ def _walk_same_scope(nodes: list[ast.stmt]) -> Iterator[ast.AST]:
             stack.extend(ast.iter_child_nodes(node))
 
 
-def _counters(loop: ast.While) -> set[str]:
-    """Names the loop body steps: ``n += 1``, ``n -= 1``, ``n = n + 1``."""
+def _counters(body: list[ast.stmt]) -> set[str]:
+    """Names a body steps: ``n += 1``, ``n -= 1``, ``n = n + 1``."""
     found: set[str] = set()
-    for node in _walk_same_scope(loop.body):
+    for node in _walk_same_scope(body):
         if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Add, ast.Sub)):
             name = dotted(node.target) if isinstance(node.target, ast.expr) else None
             if name:
@@ -47,13 +88,16 @@ def _counters(loop: ast.While) -> set[str]:
     return found
 
 
-def _compares_counter(test: ast.expr, counters: set[str]) -> bool:
+def _compares_counter(
+    test: ast.expr, counters: set[str], infinite: frozenset[str] = frozenset()
+) -> bool:
     for node in ast.walk(test):
         if isinstance(node, ast.Compare):
-            for side in (node.left, *node.comparators):
-                name = dotted(side)
-                if name in counters or (name and _is_limit(name)):
-                    return True
+            sides = [dotted(side) for side in (node.left, *node.comparators)]
+            if any(n and n.rpartition(".")[2] in infinite for n in sides):
+                continue
+            if any(n in counters or (n and _is_limit(n)) for n in sides):
+                return True
     return False
 
 
@@ -62,13 +106,22 @@ def _is_limit(name: str) -> bool:
     return any(word in last for word in _LIMIT_WORDS)
 
 
-def _exits_on_counter(loop: ast.While, counters: set[str]) -> bool:
-    for node in _walk_same_scope(loop.body):
-        if not (isinstance(node, ast.If) and _compares_counter(node.test, counters)):
+def _exits_on_counter(
+    body: list[ast.stmt], counters: set[str], infinite: frozenset[str], exits: tuple[type, ...]
+) -> bool:
+    for node in _walk_same_scope(body):
+        if not (isinstance(node, ast.If) and _compares_counter(node.test, counters, infinite)):
             continue
-        if any(isinstance(n, _EXITS) for n in _walk_same_scope(node.body)):
+        if any(isinstance(n, exits) for n in _walk_same_scope(node.body)):
             return True
     return False
+
+
+def stops_on_limit(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a function raises when a counter or a ``*limit``/``max_*`` value is passed, so a
+    loop that calls it on every turn is bounded by it."""
+    counters = _counters(func.body)
+    return _exits_on_counter(func.body, counters, frozenset(), (ast.Raise,))
 
 
 def _unbounded_iterable(loop: ast.For | ast.AsyncFor, imports: ImportMap) -> bool:
@@ -86,11 +139,16 @@ def is_bounded(
     tree: Tree,
     imports: ImportMap,
     gates: list[ast.Call],
+    stoppers: list[ast.Call] = (),  # type: ignore[assignment]
+    infinite: frozenset[str] = frozenset(),
 ) -> bool:
-    """Whether ``loop`` cannot repeat its model calls forever."""
-    if any(ctx.loop is loop for gate in gates for ctx in tree.loops_of(gate)):
+    """Whether ``loop`` cannot repeat its model calls forever; ``stoppers`` are calls of
+    functions that raise on a limit."""
+    if any(ctx.loop is loop for gate in (*gates, *stoppers) for ctx in tree.loops_of(gate)):
         return True
     if isinstance(loop, (ast.For, ast.AsyncFor)):
         return not _unbounded_iterable(loop, imports)
-    counters = _counters(loop)
-    return _compares_counter(loop.test, counters) or _exits_on_counter(loop, counters)
+    counters = _counters(loop.body)
+    return _compares_counter(loop.test, counters, infinite) or _exits_on_counter(
+        loop.body, counters, infinite, _EXITS
+    )

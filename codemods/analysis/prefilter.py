@@ -1,7 +1,9 @@
 """A cheap textual test that skips files which cannot contain findings.
 
 A file is analysed only if it imports a model client, tool framework or guardkit (any module named
-in the catalog), or binds a tool-ish dispatch table (``TOOLS = {``). Every pattern starts with a
+in the catalog), names a model endpoint (``/chat/completions``, ``/v1/messages``...: raw HTTP), or
+binds a tool-ish dispatch table (``TOOLS = {``); the project index asks for more modules
+afterwards. Every pattern starts with a
 literal (``import``, ``from``, ``=``) so the regular-expression engine can skip ahead quickly:
 on CPython's ``Lib/``-sized trees this test costs about as much as reading the files.
 """
@@ -11,12 +13,13 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .catalog import Catalog
+from .catalog import MODEL_ENDPOINTS, Catalog
 
 __all__ = ["might_match"]
 
 _ASSIGN_DICT = re.compile(rb"=[ \t]*\{")
 _TABLE_NAME = re.compile(rb"(?:tool|TOOL|Tool|function|FUNCTION)\w*[ \t]*$")
+_ENDPOINT = re.compile(b"|".join(re.escape(e.encode()) for e in MODEL_ENDPOINTS))
 _BY_CATALOG: dict[int, tuple[Catalog, re.Pattern[bytes], re.Pattern[bytes]]] = {}
 
 
@@ -42,4 +45,6 @@ def might_match(source: bytes, catalog: Catalog) -> bool:
     if cached is None or cached[0] is not catalog:
         cached = _BY_CATALOG[id(catalog)] = (catalog, *_patterns(catalog.top_modules()))
     _, imports, froms = cached
-    return bool(imports.search(source) or froms.search(source) or _has_table(source))
+    if imports.search(source) or froms.search(source) or _has_table(source):
+        return True
+    return _ENDPOINT.search(source) is not None

@@ -11,13 +11,17 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 
-from .catalog import REBINDERS, SESSIONS, TOOL_SERVER_CLIENTS, Catalog
+from .catalog import HTTP_CLIENTS, REBINDERS, SESSIONS, TOOL_SERVER_CLIENTS, Catalog
 from .imports import ImportMap
 from .tree import FUNCTION_NODES, Tree, dotted
 
-__all__ = ["GUARDKIT", "Values"]
+__all__ = ["CLASS", "GATED", "GUARDKIT", "Values"]
 
 GUARDKIT = "guardkit"
+#: the kind of a client, agent or server built with a guardkit integration: gated
+GATED = "gated"
+#: prefix of the kind of an instance of a class that is not in the catalog
+CLASS = "class:"
 Def = ast.FunctionDef | ast.AsyncFunctionDef
 _ROUNDS = 3
 
@@ -25,10 +29,12 @@ _ROUNDS = 3
 class Values:
     """The kind of value (``"openai"``, ``"langchain"``, ``"guardkit"``...) names hold."""
 
-    def __init__(self, tree: Tree, imports: ImportMap, catalog: Catalog) -> None:
+    def __init__(self, tree: Tree, imports: ImportMap, catalog: Catalog, module: str = "") -> None:
         self.tree = tree
         self.imports = imports
         self.catalog = catalog
+        self.module = module
+        self.classes: dict[str, ast.ClassDef] = {}
         self.scopes: dict[ast.AST, dict[str, str]] = defaultdict(dict)
         self.attrs: dict[ast.ClassDef, dict[str, str]] = defaultdict(dict)
         self.returns: dict[ast.AST, str] = {}
@@ -38,6 +44,7 @@ class Values:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[node.name] = node
             elif isinstance(node, ast.ClassDef):
+                self.classes[node.name] = node
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         self.methods[node][item.name] = item
@@ -54,12 +61,43 @@ class Values:
         return scopes, sum(len(a) for a in self.attrs.values()), len(self.returns)
 
     # -- evaluation -------------------------------------------------------------------------
+    def qualify(self, name: str | None) -> str | None:
+        """The qualified name of a dotted local name: imported, or defined in this module."""
+        if name is None:
+            return None
+        resolved = self.imports.resolve(name)
+        if resolved is not None:
+            return resolved
+        root = name.partition(".")[0]
+        if root in self.functions or root in self.classes:
+            return f"{self.module}.{name}" if self.module else name  # see summary.qualified
+        return None
+
+    def has_gate(self, call: ast.Call) -> bool:
+        """Whether a guardkit integration (the catalog's ``gates``) is among the arguments, as in
+        ``create_agent(..., middleware=[GuardMiddleware()])`` or ``guard_server(mcp)``."""
+        parts = [*call.args, *(k.value for k in call.keywords)]
+        if isinstance(call.func, ast.Attribute):
+            parts.append(call.func.value)
+        for part in parts:
+            for node in ast.walk(part):
+                name = dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+                if name and self.qualify(name) in self.catalog.gates:
+                    return True
+        return False
+
     def qualname_kind(self, qualname: str | None) -> str | None:
+        """The kind a call to ``qualname`` returns: a catalog kind, ``guardkit``, or
+        ``class:<qualname>`` for another class (so calls on it can be followed project-wide)."""
         if qualname is None:
             return None
         if qualname == GUARDKIT or qualname.startswith("guardkit."):
             return GUARDKIT
-        return self.catalog.client_kind(qualname) or TOOL_SERVER_CLIENTS.get(qualname)
+        known = self.catalog.client_kind(qualname) or TOOL_SERVER_CLIENTS.get(qualname)
+        known = known or HTTP_CLIENTS.get(qualname)
+        if known is None and qualname.rpartition(".")[2][:1].isupper():
+            return CLASS + qualname
+        return known
 
     def kind(self, expr: ast.AST, at: ast.AST) -> str | None:
         """The kind of value ``expr`` (located inside ``at``) evaluates to, if known."""
@@ -99,7 +137,7 @@ class Values:
             return next((k for k in map(self.annotation_kind, inner) if k), None)
         if isinstance(ann, ast.BinOp):
             return self.annotation_kind(ann.left) or self.annotation_kind(ann.right)
-        return self.qualname_kind(self.imports.resolve(dotted(ann)))
+        return self.qualname_kind(self.qualify(dotted(ann)))
 
     def callee(self, call: ast.Call, at: ast.AST) -> tuple[Def, int] | None:
         """The local function a call runs, and how many leading parameters it skips."""
@@ -113,7 +151,9 @@ class Values:
         return None
 
     def _call_kind(self, call: ast.Call, at: ast.AST) -> str | None:
-        found = self.qualname_kind(self.imports.resolve(dotted(call.func)))
+        found = self.qualname_kind(self.qualify(dotted(call.func)))
+        if found and found != GUARDKIT and self.has_gate(call):
+            return GATED
         if found:
             return found
         if isinstance(call.func, ast.Attribute) and call.func.attr in REBINDERS:

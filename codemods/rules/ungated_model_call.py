@@ -65,9 +65,9 @@ class UngatedModelCall(Rule):
         Valid(
             code="""
             import requests
-            requests.post("https://api.openai.com/v1/chat/completions", json={})
+            requests.post("https://example.com/v1/orders", json={})
             """,
-            note="raw HTTP is out of scope",
+            note="an HTTP post to something that is not a model endpoint",
         ),
         Valid(
             code="""

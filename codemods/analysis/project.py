@@ -1,0 +1,188 @@
+"""The project index: module summaries resolved across files.
+
+From every analysed module's ``Summary`` it resolves refs (re-exports through package
+``__init__`` modules, methods through class hierarchies and protocol implementations), then
+computes to a fixed point which functions reach an ungated model call, which stop on a limit,
+and which functions and classes are handed to a model as tools. ``Env`` is what one module needs
+of that: the refs it calls that reach a model or stop on a limit, and its own definitions that
+other modules expose as tools. Its digest keys the module's cached findings, so a change in one
+file re-analyses exactly the modules whose ``Env`` it changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .summary import Summary
+
+__all__ = ["EMPTY_ENV", "Env", "ProjectIndex"]
+
+_DEPTH = 8
+#: methods through which a framework or a loop runs a tool object
+TOOL_METHODS = ("forward", "run", "_run", "_arun", "arun", "execute", "invoke", "__call__")
+
+
+@dataclass(frozen=True, slots=True)
+class Env:
+    """What a module's analysis needs from the rest of the project."""
+
+    #: refs called in the module that reach an ungated model call
+    model: frozenset[str] = field(default_factory=frozenset)
+    #: refs called in the module that raise when a limit is passed
+    limit: frozenset[str] = field(default_factory=frozenset)
+    #: the module's own functions and classes (qualified) exposed to a model as tools
+    tools: frozenset[str] = field(default_factory=frozenset)
+    #: the module's own functions handed to a model only through a guardkit integration
+    gated: frozenset[str] = field(default_factory=frozenset)
+
+    def digest(self) -> str:
+        data = [sorted(self.model), sorted(self.limit), sorted(self.tools), sorted(self.gated)]
+        return hashlib.blake2b(json.dumps(data).encode(), digest_size=8).hexdigest()
+
+
+EMPTY_ENV = Env()
+
+
+class ProjectIndex:
+    """Resolve and propagate facts over the summaries of a project's modules."""
+
+    def __init__(self, summaries: Iterable[Summary]) -> None:
+        self.modules: dict[str, Summary] = {s["module"]: s for s in summaries}
+        self.functions = {q: f for s in self.modules.values() for q, f in s["functions"].items()}
+        self.classes = {q: c for s in self.modules.values() for q, c in s["classes"].items()}
+        self.collections = {
+            q: c for s in self.modules.values() for q, c in s["collections"].items()
+        }
+        self._subclasses: dict[str, set[str]] = defaultdict(set)
+        for name, facts in self.classes.items():
+            for base in facts["bases"]:
+                self._subclasses[self.canonical(base)].add(name)
+        self._targets: dict[str, frozenset[str]] = {}
+        self.model = self._propagate("model")
+        self.limit = self._propagate("limit")
+        self.tools = self._tools()
+        self.gated = self._tools("gated") - self.tools
+
+    # -- resolution ---------------------------------------------------------------------------
+    def canonical(self, name: str, depth: int = 0) -> str:
+        """Follow re-exports (``from .agent import Agent`` in ``pkg/__init__``) to a definition."""
+        if name in self.functions or name in self.classes or name in self.collections:
+            return name
+        head, _, last = name.rpartition(".")
+        if depth > _DEPTH or not head:
+            return name
+        if head in self.modules:
+            target = self.modules[head]["imports"].get(last)
+            return self.canonical(target, depth + 1) if target and target != name else name
+        owner = self.canonical(head, depth + 1)
+        return f"{owner}.{last}" if owner != head else name
+
+    def _hierarchy(self, cls: str, up: bool) -> list[str]:
+        order: list[str] = []
+        todo = [cls]
+        while todo and len(order) < 64:
+            name = self.canonical(todo.pop(0))
+            if name in order:
+                continue
+            order.append(name)
+            facts = self.classes.get(name)
+            if up and facts:
+                todo += facts["bases"]
+            elif not up:
+                todo += sorted(self._subclasses.get(name, ()))
+        return order
+
+    def _implementations(self, protocol: str) -> list[str]:
+        """Classes that have every method of a protocol (structural subtyping)."""
+        wanted = set(self.classes[protocol]["methods"]) - {"__init__"}
+        if not wanted:
+            return []
+        return [q for q, c in self.classes.items() if q != protocol and wanted <= set(c["methods"])]
+
+    def methods_of(self, cls: str, method: str, *, dynamic: bool) -> set[str]:
+        """``cls.method`` looked up through the bases; with ``dynamic``, overrides in subclasses
+        and protocol implementations too (what a call on an instance may run)."""
+        classes = self._hierarchy(cls, up=True)
+        if dynamic:
+            classes += self._hierarchy(cls, up=False)
+            for name in list(classes):
+                if name in self.classes and self.classes[name]["protocol"]:
+                    classes += self._implementations(name)
+        return {f"{c}.{method}" for c in classes if f"{c}.{method}" in self.functions}
+
+    def targets(self, ref: str) -> frozenset[str]:
+        """The functions a ref may run."""
+        found = self._targets.get(ref)
+        if found is not None:
+            return found
+        kind, _, name = ref.rpartition(":")
+        cls, _, method = name.rpartition(".")
+        if kind in {"self", "type"}:
+            result = self.methods_of(cls, method, dynamic=True)
+        else:
+            target = self.canonical(name)
+            result = {target} if target in self.functions else set()
+            if target in self.classes:
+                result = self.methods_of(target, "__init__", dynamic=False)
+        self._targets[ref] = frozenset(result)
+        return self._targets[ref]
+
+    # -- propagation --------------------------------------------------------------------------
+    def _propagate(self, fact: str) -> frozenset[str]:
+        """Functions with ``fact``, directly or through any function they call."""
+        callers: dict[str, set[str]] = defaultdict(set)
+        for name, facts in self.functions.items():
+            for ref in facts["calls"]:
+                for target in self.targets(ref):
+                    callers[target].add(name)
+        done = {name for name, facts in self.functions.items() if facts[fact]}  # type: ignore[literal-required]
+        todo = list(done)
+        while todo:
+            for caller in callers.get(todo.pop(), ()):
+                if caller not in done:
+                    done.add(caller)
+                    todo.append(caller)
+        return frozenset(done)
+
+    def _expand(self, name: str, seen: set[str]) -> Iterable[str]:
+        target = self.canonical(name)
+        if target in seen:
+            return
+        seen.add(target)
+        if target in self.collections:
+            for item in self.collections[target]:
+                yield from self._expand(item, seen)
+        else:
+            yield target
+
+    def _tools(self, key: str = "tools") -> frozenset[str]:
+        found: set[str] = set()
+        for summary in self.modules.values():
+            for name in summary[key]:  # type: ignore[literal-required]
+                found.update(self._expand(name, set()))
+        return frozenset(t for t in found if t in self.functions or t in self.classes)
+
+    # -- per module ---------------------------------------------------------------------------
+    def env(self, module: str) -> Env:
+        summary = self.modules.get(module)
+        if summary is None:
+            return EMPTY_ENV
+        refs = {ref for f in summary["functions"].values() for ref in f["calls"]}
+        model = {r for r in refs if self.targets(r) & self.model}
+        limit = {r for r in refs if self.targets(r) & self.limit}
+        own = {t for t in self.tools if t.rpartition(".")[0] == module}
+        own |= {
+            f"{t}.{m}"
+            for t in own
+            if t in self.classes
+            for m in TOOL_METHODS
+            if f"{t}.{m}" in self.functions
+        }
+        gated = frozenset(t for t in self.gated if t.rpartition(".")[0] == module)
+        return Env(
+            model=frozenset(model), limit=frozenset(limit), tools=frozenset(own), gated=gated
+        )
