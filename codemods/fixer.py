@@ -12,9 +12,10 @@ from pathlib import Path
 
 from libcst.codemod import CodemodContext, TransformFailure, TransformSuccess, transform_module
 
-from .analysis.prefilter import might_match
+from .analysis.project import Env
 from .config import Config
-from .scanner import scan_source
+from .runner import project_envs
+from .scanner import analyse_source
 from .transforms import TRANSFORMS, FindingCodemod
 
 __all__ = ["FixResult", "fix_paths", "fix_source", "unified_diff"]
@@ -42,17 +43,23 @@ def fix_source(
     path: str = "<module>",
     config: Config | None = None,
     transforms: tuple[type[FindingCodemod], ...] = TRANSFORMS,
+    *,
+    name: str = "",
+    env: Env | None = None,
 ) -> FixResult:
-    """Run each codemod in turn; a failing codemod stops the file and is reported."""
+    """Run each codemod in turn on module ``name`` in the project environment ``env`` (on its
+    own when ``None``); a failing codemod stops the file and is reported."""
     config = config or Config()
     current = code
     applied: list[str] = []
     # A cheap ast pre-scan decides which codemods have work: each libcst pass costs a full parse.
-    todo = {f.rule for f in scan_source(code, path, config).findings if f.fixable}
+    found = analyse_source(code.encode(), path, config, name=name, env=env, force=True)[0]
+    todo = {f.rule for f in found.findings if f.fixable}
     for transform in transforms:
         if not todo.intersection(transform.RULES):
             continue
-        codemod = transform(CodemodContext(filename=path), config=config)
+        context = CodemodContext(filename=path)
+        codemod = transform(context, config=config, env=env, module_name=name)
         result = transform_module(codemod, current)
         if isinstance(result, TransformFailure):
             message = f"{transform.__name__} failed: {result.error}"
@@ -73,19 +80,22 @@ def unified_diff(result: FixResult) -> str:
     return "".join(lines)
 
 
-def _fix_file(config: Config, path: str, write: bool) -> FixResult:
+def _fix_file(
+    config: Config, envs: dict[str, tuple[str, Env]], path: str, write: bool
+) -> FixResult:
     try:
         code = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return FixResult(path=path, before="", after="", error=f"cannot read: {exc}")
     shown = _display(path)
-    if not might_match(code.encode(), config.catalog):
+    if path not in envs:
         return FixResult(path=shown, before=code, after=code)
     try:
         ast.parse(code)
     except SyntaxError as exc:
         return FixResult(path=shown, before=code, after=code, error=f"cannot parse: {exc.msg}")
-    result = fix_source(code, shown, config)
+    name, env = envs[path]
+    result = fix_source(code, shown, config, name=name, env=env)
     if write and result.changed and result.error is None:
         Path(path).write_text(result.after, encoding="utf-8")
     return result
@@ -99,9 +109,9 @@ def _display(path: str) -> str:
 def fix_paths(
     files: list[str], config: Config, *, jobs: int = 0, write: bool = False
 ) -> list[FixResult]:
-    """Fix every file; with ``write`` the changed files are rewritten in place."""
-    work = partial(_fix_file, config, write=write)
+    """Fix every file as one project; with ``write`` the changed files are rewritten."""
     jobs = jobs or os.cpu_count() or 1
+    work = partial(_fix_file, config, project_envs(files, config, jobs=jobs), write=write)
     if jobs <= 1 or len(files) < _PARALLEL_MIN:
         return list(map(work, files))
     with ProcessPoolExecutor(max_workers=jobs) as pool:

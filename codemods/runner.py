@@ -14,6 +14,7 @@ file.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
@@ -29,7 +30,7 @@ from .findings import FileResult
 from .modules import is_test_path, module_name
 from .scanner import analyse_source
 
-__all__ = ["Record", "discover", "scan_paths"]
+__all__ = ["Record", "discover", "project_envs", "scan_paths"]
 
 _SKIP_DIRS = {"__pycache__", "node_modules"}
 _PARALLEL_MIN = 64
@@ -120,6 +121,12 @@ def _demanded(records: dict[str, Record], forced: set[str]) -> set[str]:
     return {name.rpartition(":")[2] for name in wanted}
 
 
+def importing(words: list[str]) -> re.Pattern[bytes]:
+    """An ``import``/``from`` line that names one of ``words`` (module names)."""
+    names = b"|".join(re.escape(w.encode()) for w in words)
+    return re.compile(rb"(?m)^[ \t]*(?:from|import)[ \t][^\n]*\b(?:" + names + rb")\b")
+
+
 def _modules_of(names: set[str], by_module: dict[str, str]) -> set[str]:
     found: set[str] = set()
     for name in names:
@@ -141,6 +148,7 @@ class _Run:
         self.cache = cache
         self.names = {path: module_name(path) for path in files}
         self.records: dict[str, Record] = {}
+        self._backward_done: set[str] = set()
 
     def run(self, tasks: list[Task], progress: Progress | None = None) -> None:
         for done, (record, stat) in enumerate(_analyse(tasks, self.config, self.jobs), 1):
@@ -177,6 +185,9 @@ class _Run:
         self.run(pending, progress)
 
     def expand(self, files: list[str]) -> None:
+        """Analyse the modules the summaries point to (forward: tools, loop callees), then the
+        modules of the same top-level package that import a module reaching a model
+        (backward: loops that call into it), a few rounds each."""
         by_module: dict[str, str] = {}
         for path in files:
             by_module.setdefault(self.names[path], path)
@@ -184,10 +195,42 @@ class _Run:
         for _ in range(_ROUNDS):
             wanted = _modules_of(_demanded(self.records, forced), by_module)
             todo = [p for p in sorted(wanted) if self.records[p].result.skipped]
+            todo += self._importers_of_model_modules(files)
             if not todo:
                 return
             forced.update(todo)
-            self.run([(p, self.names[p], True, None) for p in todo])
+            self.run([(p, self.names[p], True, None) for p in sorted(set(todo))])
+
+    def _importers_of_model_modules(self, files: list[str]) -> list[str]:
+        summaries = [r.summary for r in self.records.values() if r.summary is not None]
+        reaching = {q.rpartition(".")[0] for q in ProjectIndex(summaries).model}
+        modules = {self._module_of(q) for q in reaching} - {""}
+        done = self._backward_done
+        targets = modules - done
+        done.update(targets)
+        if not targets:
+            return []
+        roots = {m.partition(".")[0] for m in targets}
+        words = sorted({m.rpartition(".")[2] for m in targets})
+        pattern = importing(words)
+        found: list[str] = []
+        for path in files:
+            name = self.names[path]
+            if name.partition(".")[0] not in roots or not self.records[path].result.skipped:
+                continue
+            try:
+                if pattern.search(Path(path).read_bytes()):
+                    found.append(path)
+            except OSError:
+                continue
+        return found
+
+    def _module_of(self, qualname: str) -> str:
+        modules = {r.summary["module"] for r in self.records.values() if r.summary is not None}
+        head = qualname
+        while head and head not in modules:
+            head = head.rpartition(".")[0]
+        return head
 
     def final_phase(self) -> None:
         summaries = [r.summary for r in self.records.values() if r.summary is not None]
@@ -200,6 +243,23 @@ class _Run:
             if env.digest() != record.env:
                 redo.append((path, self.names[path], True, env))
         self.run(redo)
+
+
+def project_envs(
+    files: list[str], config: Config, *, jobs: int = 0, cache: ScanCache | None = None
+) -> dict[str, tuple[str, Env]]:
+    """Module name and project environment of each analysed file (what ``fix`` needs to apply
+    a cross-module finding in the module it belongs to)."""
+    state = _Run(files, config, jobs or os.cpu_count() or 1, cache)
+    state.first_phase(files, None)
+    state.expand(files)
+    summaries = [r.summary for r in state.records.values() if r.summary is not None]
+    index = ProjectIndex(summaries)
+    return {
+        path: (state.names[path], index.env(state.names[path]))
+        for path, record in state.records.items()
+        if record.summary is not None
+    }
 
 
 def scan_paths(

@@ -7,10 +7,12 @@ qualified name (``litellm.completion``), never from the method name alone.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from .catalog import HTTP_POSTS, MODEL_ENDPOINTS, TURN_GATES
+from .catalog import AGENT_RUN_KINDS, AGENT_RUNS, HTTP_POSTS, MODEL_ENDPOINTS, TURN_GATES
 from .imports import ImportMap
+from .retries import retried, retry_loop
 from .tree import LoopContext, Tree, dotted
 from .values import GUARDKIT, Values
 
@@ -32,6 +34,10 @@ class ModelCall:
     loops: tuple[LoopContext, ...]
     gated: bool
     fixable: bool
+    #: the statement a gate wraps: the call's statement, or the retry loop around it
+    wrap: ast.stmt | None = None
+    #: inside a function a retry decorator runs again on errors (its callers are the turn)
+    retried: bool = False
 
 
 @dataclass(slots=True)
@@ -118,8 +124,23 @@ def _model_symbol(call: ast.Call, values: Values, imports: ImportMap) -> str | N
     return None
 
 
-def classify_calls(tree: Tree, values: Values, imports: ImportMap) -> CallIndex:
-    """Find model calls, gates and guard requests, and decide which model calls are gated."""
+def agent_run(call: ast.Call, values: Values) -> bool:
+    """A framework agent's whole run (``Runner.run``, ``agent.invoke`` on ``create_agent``):
+    many turns, gated by the framework's integration rather than one ``model_turn()``."""
+    if values.qualify(dotted(call.func)) in AGENT_RUNS:
+        return True
+    func = call.func
+    return isinstance(func, ast.Attribute) and values.kind(func.value, call) in AGENT_RUN_KINDS
+
+
+def classify_calls(
+    tree: Tree,
+    values: Values,
+    imports: ImportMap,
+    turns: Callable[[ast.Call], str | None] | None = None,
+) -> CallIndex:
+    """Find model calls, gates and guard requests, and decide which model calls are gated;
+    ``turns`` names calls of project functions that are a model turn (retried helpers)."""
     index = CallIndex(model=[], gates=[], guard_requests=[])
     found: list[tuple[ast.Call, str]] = []
     for node in tree.nodes(ast.Call):
@@ -132,14 +153,15 @@ def classify_calls(tree: Tree, values: Values, imports: ImportMap) -> CallIndex:
         elif values.has_gate(node):
             continue
         else:
-            symbol = _model_symbol(node, values, imports)
+            symbol = _model_symbol(node, values, imports) or (turns(node) if turns else None)
             if symbol:
                 found.append((node, symbol))
     index.gates.sort(key=_pos)
     index.guard_requests.sort(key=_pos)
     found.sort(key=lambda item: _pos(item[0]))
     for node, symbol in found:
-        index.model.append(_model_call(tree, node, symbol, index.gates, found))
+        run = agent_run(node, values)
+        index.model.append(_model_call(tree, node, symbol, index.gates, found, imports, run))
     return index
 
 
@@ -158,11 +180,15 @@ def _model_call(
     symbol: str,
     gates: list[ast.Call],
     calls: list[tuple[ast.Call, str]],
+    imports: ImportMap,
+    run: bool,
 ) -> ModelCall:
     stmt = tree.statement_of(node)
+    wrap = retry_loop(tree, node) or stmt
     function = tree.function_of(node)
+    in_retried = retried(function, imports)
     loops = tuple(tree.loops_of(node))
-    region = loops[0].loop if loops else None
+    region = _innermost(tree, wrap)
     before = [
         g
         for g in gates
@@ -186,7 +212,11 @@ def _model_call(
         function=function,
         loops=loops,
         gated=gated,
-        fixable=_fixable(tree, node, stmt, loops),
+        fixable=not in_retried
+        and not run
+        and _fixable(tree, node, stmt, loops if wrap is stmt else tuple(tree.loops_of(wrap))),
+        wrap=wrap,
+        retried=in_retried,
     )
 
 

@@ -56,10 +56,13 @@ CLIENTS: dict[str, str] = {
     "openrouter.OpenRouter": "openai",
     "litellm.Router": "litellm_router",
     "langchain.chat_models.init_chat_model": "langchain",
-    "langgraph.prebuilt.create_react_agent": "langchain",
-    "langchain.agents.create_agent": "langchain",
-    "langchain.agents.AgentExecutor": "langchain",
-    "langchain.agents.create_tool_calling_agent": "langchain",
+    "langgraph.prebuilt.create_react_agent": "agent_run",
+    "langchain.agents.create_agent": "agent_run",
+    "langchain.agents.AgentExecutor": "agent_run",
+    "langchain.agents.create_tool_calling_agent": "agent_run",
+    "smolagents.CodeAgent": "agent_run",
+    "smolagents.ToolCallingAgent": "agent_run",
+    "crewai.Crew": "agent_run",
 }
 
 #: kind -> attribute chains that make a model call when called on a client of that kind
@@ -82,6 +85,9 @@ METHODS: dict[str, tuple[str, ...]] = {
     "mistral": ("chat.complete", "chat.complete_async", "chat.stream"),
     "langchain": _LANGCHAIN_METHODS,
     "litellm_router": ("completion", "acompletion", "responses", "aresponses"),
+    # a framework agent's run: many model turns, gated by the framework integration
+    "agent_run": (*_LANGCHAIN_METHODS, "run", "run_sync", "run_stream", "kickoff", "akickoff"),
+    "pydantic_ai": ("run", "run_sync", "run_stream"),
 }
 
 #: kind -> method chains that return a session of another kind (a chat that remembers turns)
@@ -92,6 +98,13 @@ SESSIONS: dict[str, dict[str, str]] = {
 #: methods that return a client of the same kind (``llm.bind_tools(tools)``)
 REBINDERS = frozenset(
     {"bind_tools", "bind", "with_structured_output", "with_config", "with_retry", "with_fallbacks"}
+)
+
+#: kinds and callables whose call runs a whole multi-turn agent: not one turn, so not gated with
+#: ``model_turn()`` but with the framework's integration (a follow-up of ``guardkit fix``)
+AGENT_RUN_KINDS = frozenset({"agent_run", "pydantic_ai"})
+AGENT_RUNS = frozenset(
+    {"agents.Runner.run", "agents.Runner.run_sync", "agents.Runner.run_streamed"}
 )
 
 #: plain callables that are model calls

@@ -8,9 +8,9 @@ analysed as a project of its own.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from .calls import ModelCall, classify_calls
+from .calls import CallIndex, ModelCall, classify_calls
 from .catalog import DEFAULT_CATALOG, Catalog
 from .dispatch import find_dispatch
 from .guards import Guards
@@ -18,9 +18,10 @@ from .imports import ImportMap
 from .loops import infinite_names, is_bounded
 from .project import Env, ProjectIndex
 from .risks import denial_escapes, model_supplied_costs
-from .summary import Summary, call_ref, summarize
+from .summary import Summary, call_ref, owner_of, qualified, summarize
 from .tools import Dispatch, ToolSite, find_tools
 from .tree import Tree, dotted
+from .values import Values
 
 __all__ = ["ModuleFacts", "analyze"]
 
@@ -95,6 +96,31 @@ def _unique_tools(tools: list[ToolSite]) -> list[ToolSite]:
     return list(best.values())
 
 
+def _turns(tree: Tree, values: Values, imports: ImportMap, env: Env) -> CallIndex:
+    """Calls of retried provider helpers are the model turn; the calls inside a helper that
+    is called somewhere are gated there."""
+
+    def turn(call: ast.Call) -> str | None:
+        return dotted(call.func) if call_ref(call, values) in env.turns else None
+
+    calls = classify_calls(tree, values, imports, turn)
+    kept = []
+    for call in calls.model:
+        owner = owner_of(tree, call.node)
+        called = owner is not None and _qualified(tree, owner, values) in env.called
+        kept.append(replace(call, gated=True) if call.retried and called else call)
+    calls.model = kept
+    return calls
+
+
+def _qualified(tree: Tree, func: ast.AST, values: Values) -> str:
+    parent = tree.parent(func)
+    name = getattr(func, "name", "")
+    if isinstance(parent, ast.ClassDef):
+        name = f"{parent.name}.{name}"
+    return qualified(values.module, name)
+
+
 def analyze(
     module: ast.Module,
     catalog: Catalog = DEFAULT_CATALOG,
@@ -104,8 +130,6 @@ def analyze(
     env: Env | None = None,
 ) -> ModuleFacts:
     """Analyse a parsed module named ``name`` in the project environment ``env``."""
-    from .values import Values
-
     tree = Tree(module)
     imports = ImportMap(tree.nodes(ast.Import, ast.ImportFrom), name, is_package)
     values = Values(tree, imports, catalog, name)
@@ -113,6 +137,8 @@ def analyze(
     summary = summarize(tree, values, calls)
     if env is None:
         env = ProjectIndex([summary]).env(name)
+    if env.turns or env.called:
+        calls = _turns(tree, values, imports, env)
     direct = {id(c.node) for c in calls.model}
     helpers: list[ModelCall] = []
     stoppers: list[ast.Call] = []

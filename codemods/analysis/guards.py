@@ -42,7 +42,7 @@ class Guards:
         for node in tree.nodes(ast.Call):
             if self.is_guard(node.func, node):
                 self.wrapped.update(a.id for a in node.args if isinstance(a, ast.Name))
-            elif values.has_gate(node):
+            elif values.qualify(dotted(node.func)) in values.catalog.gates or values.has_gate(node):
                 receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
                 named = [dotted(a) for a in (*node.args, receiver) if a is not None]
                 self.servers.update(n for n in named if n)

@@ -1,6 +1,7 @@
 """Decide whether a loop that calls a model is bounded.
 
-Bounded: a ``for`` over anything but ``itertools.count()``/``iter(f, sentinel)``; a ``while`` whose
+Bounded: a loop whose every turn waits for a person (``input()``: a chat REPL); a ``for`` over
+anything but ``itertools.count()``/``iter(f, sentinel)``; a ``while`` whose
 condition compares a counter the loop updates, or names a ``max_*``/limit; a ``while`` whose body
 breaks/returns/raises when such a counter passes a limit, or calls a function that raises on a
 limit (``stops_on_limit``, followed across the project); any loop gated by ``llm_turn`` (the
@@ -12,7 +13,7 @@ anywhere in the module (``max_turns = float("inf")``, ``math.inf``, ``sys.maxsiz
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from .imports import ImportMap
 from .tree import SCOPE_NODES, Tree, dotted
@@ -21,6 +22,17 @@ __all__ = ["infinite_names", "is_bounded", "is_infinite", "stops_on_limit"]
 
 _LIMIT_WORDS = ("max", "limit", "budget")
 _EXITS = (ast.Break, ast.Return, ast.Raise)
+_PROMPTS = frozenset(
+    {
+        "input",
+        "sys.stdin.readline",
+        "click.prompt",
+        "typer.prompt",
+        "prompt_toolkit.prompt",
+        "rich.prompt.Prompt.ask",
+        "getpass.getpass",
+    }
+)
 _INFINITE_NAMES = frozenset({"math.inf", "numpy.inf", "np.inf", "sys.maxsize"})
 _INFINITE_TEXT = frozenset({"inf", "+inf", "infinity", "+infinity"})
 
@@ -62,7 +74,7 @@ def infinite_names(tree: Tree) -> frozenset[str]:
     return frozenset(found)
 
 
-def _walk_same_scope(nodes: list[ast.stmt]) -> Iterator[ast.AST]:
+def _walk_same_scope(nodes: Sequence[ast.AST]) -> Iterator[ast.AST]:
     """Every node under ``nodes`` that is not inside a nested function or class."""
     stack: list[ast.AST] = list(nodes)
     while stack:
@@ -134,6 +146,19 @@ def _unbounded_iterable(loop: ast.For | ast.AsyncFor, imports: ImportMap) -> boo
     return dotted(it.func) == "iter" and len(it.args) == 2
 
 
+def _waits_for_person(loop: ast.While | ast.For | ast.AsyncFor, imports: ImportMap) -> bool:
+    """A read-eval-print loop: every turn waits for a person to type (``input()``)."""
+    roots: list[ast.AST] = [*loop.body]
+    if isinstance(loop, ast.While):
+        roots.append(loop.test)
+    for node in _walk_same_scope(roots):
+        if isinstance(node, ast.Call):
+            name = dotted(node.func)
+            if name in _PROMPTS or imports.resolve(name) in _PROMPTS:
+                return True
+    return False
+
+
 def is_bounded(
     loop: ast.For | ast.AsyncFor | ast.While,
     tree: Tree,
@@ -145,6 +170,8 @@ def is_bounded(
     """Whether ``loop`` cannot repeat its model calls forever; ``stoppers`` are calls of
     functions that raise on a limit."""
     if any(ctx.loop is loop for gate in (*gates, *stoppers) for ctx in tree.loops_of(gate)):
+        return True
+    if _waits_for_person(loop, imports):
         return True
     if isinstance(loop, (ast.For, ast.AsyncFor)):
         return not _unbounded_iterable(loop, imports)

@@ -1,9 +1,9 @@
 """A cheap textual test that skips files which cannot contain findings.
 
-A file is analysed only if it imports a model client, tool framework or guardkit (any module named
-in the catalog), names a model endpoint (``/chat/completions``, ``/v1/messages``...: raw HTTP), or
-binds a tool-ish dispatch table (``TOOLS = {``); the project index asks for more modules
-afterwards. Every pattern starts with a
+A file is analysed only if it imports a model client, tool framework or guardkit (any module
+named in the catalog), names a model endpoint (``/chat/completions``, ``/v1/messages``...: raw
+HTTP), hands ``tools=``/``functions=`` to something, or binds a tool-ish dispatch table
+(``TOOLS = {``); the project index asks for more modules afterwards. Every pattern starts with a
 literal (``import``, ``from``, ``=``) so the regular-expression engine can skip ahead quickly:
 on CPython's ``Lib/``-sized trees this test costs about as much as reading the files.
 """
@@ -19,6 +19,7 @@ __all__ = ["might_match"]
 
 _ASSIGN_DICT = re.compile(rb"=[ \t]*\{")
 _TABLE_NAME = re.compile(rb"(?:tool|TOOL|Tool|function|FUNCTION)\w*[ \t]*$")
+_TOOLS_KEYWORD = re.compile(rb"(?:tools|functions)[ \t]*=[ \t]*[\[(\w]")
 _ENDPOINT = re.compile(b"|".join(re.escape(e.encode()) for e in MODEL_ENDPOINTS))
 _BY_CATALOG: dict[int, tuple[Catalog, re.Pattern[bytes], re.Pattern[bytes]]] = {}
 
@@ -47,4 +48,4 @@ def might_match(source: bytes, catalog: Catalog) -> bool:
     _, imports, froms = cached
     if imports.search(source) or froms.search(source) or _has_table(source):
         return True
-    return _ENDPOINT.search(source) is not None
+    return bool(_ENDPOINT.search(source) or _TOOLS_KEYWORD.search(source))

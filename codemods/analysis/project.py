@@ -38,9 +38,13 @@ class Env:
     tools: frozenset[str] = field(default_factory=frozenset)
     #: the module's own functions handed to a model only through a guardkit integration
     gated: frozenset[str] = field(default_factory=frozenset)
+    #: refs called in the module that run a retried provider helper: each call is a model turn
+    turns: frozenset[str] = field(default_factory=frozenset)
+    #: the module's own retried provider helpers that are called somewhere (gated there)
+    called: frozenset[str] = field(default_factory=frozenset)
 
     def digest(self) -> str:
-        data = [sorted(self.model), sorted(self.limit), sorted(self.tools), sorted(self.gated)]
+        data = [sorted(getattr(self, f)) for f in self.__slots__]
         return hashlib.blake2b(json.dumps(data).encode(), digest_size=8).hexdigest()
 
 
@@ -58,10 +62,16 @@ class ProjectIndex:
             q: c for s in self.modules.values() for q, c in s["collections"].items()
         }
         self._subclasses: dict[str, set[str]] = defaultdict(set)
-        for name, facts in self.classes.items():
-            for base in facts["bases"]:
+        for name, cls in self.classes.items():
+            for base in cls["bases"]:
                 self._subclasses[self.canonical(base)].add(name)
         self._targets: dict[str, frozenset[str]] = {}
+        self.callers: dict[str, set[str]] = defaultdict(set)
+        for name, facts in self.functions.items():
+            for ref in facts["calls"]:
+                for target in self.targets(ref):
+                    self.callers[target].add(name)
+        self.turns = frozenset(q for q, f in self.functions.items() if f["retried"] and f["model"])
         self.model = self._propagate("model")
         self.limit = self._propagate("limit")
         self.tools = self._tools()
@@ -134,11 +144,7 @@ class ProjectIndex:
     # -- propagation --------------------------------------------------------------------------
     def _propagate(self, fact: str) -> frozenset[str]:
         """Functions with ``fact``, directly or through any function they call."""
-        callers: dict[str, set[str]] = defaultdict(set)
-        for name, facts in self.functions.items():
-            for ref in facts["calls"]:
-                for target in self.targets(ref):
-                    callers[target].add(name)
+        callers = self.callers
         done = {name for name, facts in self.functions.items() if facts[fact]}  # type: ignore[literal-required]
         todo = list(done)
         while todo:
@@ -183,6 +189,15 @@ class ProjectIndex:
             if f"{t}.{m}" in self.functions
         }
         gated = frozenset(t for t in self.gated if t.rpartition(".")[0] == module)
+        turns = frozenset(r for r in refs if self.targets(r) & self.turns)
+        called = frozenset(
+            q for q in self.turns if q.startswith(f"{module}.") or not module if self.callers.get(q)
+        )
         return Env(
-            model=frozenset(model), limit=frozenset(limit), tools=frozenset(own), gated=gated
+            model=frozenset(model),
+            limit=frozenset(limit),
+            tools=frozenset(own),
+            gated=gated,
+            turns=turns,
+            called=called,
         )

@@ -18,6 +18,7 @@ from typing import TypedDict
 
 from .calls import CallIndex
 from .loops import stops_on_limit
+from .retries import retried
 from .tree import Tree, dotted
 from .values import CLASS, Values
 
@@ -47,8 +48,12 @@ _PROTOCOL_BASES = frozenset({"typing.Protocol", "typing_extensions.Protocol", "a
 
 
 class FunctionFacts(TypedDict):
+    #: makes an ungated model call itself
     model: bool
+    #: raises when a limit is passed
     limit: bool
+    #: a retry decorator runs it again on errors (its callers are the model turn)
+    retried: bool
     calls: list[str]
 
 
@@ -171,9 +176,14 @@ def summarize(tree: Tree, values: Values, calls: CallIndex) -> Summary:
         if parent is tree.module or isinstance(parent, ast.ClassDef):
             name = _qualname(tree, func, module)
             owners[func] = name
-            functions[name] = FunctionFacts(model=False, limit=stops_on_limit(func), calls=[])
+            functions[name] = FunctionFacts(
+                model=False,
+                limit=stops_on_limit(func),
+                retried=retried(func, values.imports),
+                calls=[],
+            )
     top = qualified(module, MODULE_CODE)
-    functions[top] = FunctionFacts(model=False, limit=False, calls=[])
+    functions[top] = FunctionFacts(model=False, limit=False, retried=False, calls=[])
     ungated = {id(c.node) for c in calls.model if not c.gated}
     tools: list[str] = []
     gated: list[str] = []

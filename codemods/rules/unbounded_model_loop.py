@@ -26,8 +26,11 @@ class UnboundedModelLoop(Rule):
     )
     FIX = (
         "Count turns and stop at a limit, or gate each model call with "
-        '`guard.request("llm_turn", {})`. `guardkit fix` inserts a `_gk_turns` counter that '
-        "breaks out after `max-turns` iterations (BoundModelLoops)."
+        "`with guardkit.model_turn():` (the policy's `llm_turn` budget then bounds the loop). "
+        "`guardkit fix` turns `while True:` into `for _gk_turns in range(max_turns):` and gives "
+        "other `while` loops a `_gk_turns` counter; where the function returns a value, "
+        "running out of turns raises `RuntimeError` instead of returning `None` "
+        "(BoundModelLoops)."
     )
     USE_INSTEAD = """
         import anthropic
@@ -48,6 +51,16 @@ class UnboundedModelLoop(Rule):
     )
     FIXED_BY = "BoundModelLoops"
     VALID = (
+        Valid(
+            code="""
+            from google import genai
+            client = genai.Client()
+            chat = client.chats.create(model="gemini-2.0-flash")
+            while True:
+                print(chat.send_message(input("> ")).text)
+            """,
+            note="a chat REPL: every turn waits for a person",
+        ),
         Valid(
             code="""
             import anthropic
@@ -127,6 +140,25 @@ class UnboundedModelLoop(Rule):
             """,
             note="exit on a counter inside the body",
         ),
+        Valid(
+            code="""
+            import litellm
+            class LimitsExceeded(Exception): ...
+            class Agent:
+                step_limit = 30
+                def __init__(self) -> None:
+                    self.n_calls = 0
+                def query(self, messages):
+                    if self.n_calls >= self.step_limit:
+                        raise LimitsExceeded()
+                    self.n_calls += 1
+                    return litellm.completion(model="m", messages=messages)
+                def run(self, messages):
+                    while True:
+                        messages.append(self.query(messages))
+            """,
+            note="the limit is enforced in the called method",
+        ),
     )
     INVALID = (
         Invalid(
@@ -141,11 +173,7 @@ class UnboundedModelLoop(Rule):
             expected_fix="""
                 import anthropic
                 client = anthropic.Anthropic()
-                _gk_turns = 0
-                while True:
-                    _gk_turns += 1
-                    if _gk_turns > 25:  # guardkit: turn limit
-                        break
+                for _gk_turns in range(25):
                     client.messages.create(model="m", messages=[])
                 """,
         ),
@@ -226,11 +254,7 @@ class UnboundedModelLoop(Rule):
             expected_fix="""
                 from anthropic import Anthropic
                 def loop(client: Anthropic, messages) -> None:
-                    _gk_turns = 0
-                    while True:
-                        _gk_turns += 1
-                        if _gk_turns > 25:  # guardkit: turn limit
-                            break
+                    for _gk_turns in range(25):
                         for block in client.messages.create(model="m", messages=messages).content:
                             print(block)
                 """,
@@ -263,22 +287,113 @@ class UnboundedModelLoop(Rule):
             from google import genai
             client = genai.Client()
             chat = client.chats.create(model="gemini-2.0-flash")
+            message = "Plan the release."
             while True:
-                print(chat.send_message(input("> ")).text)
+                message = chat.send_message(message).text
             """,
-            line=4,
+            line=5,
             column=0,
             note="a Gemini chat session",
             expected_fix="""
                 from google import genai
                 client = genai.Client()
                 chat = client.chats.create(model="gemini-2.0-flash")
-                _gk_turns = 0
+                message = "Plan the release."
+                for _gk_turns in range(25):
+                    message = chat.send_message(message).text
+                """,
+        ),
+        Invalid(
+            code="""
+            from typing import Protocol
+            import litellm
+            class Model(Protocol):
+                def query(self, messages: list) -> dict: ...
+            class LitellmModel:
+                def query(self, messages: list) -> dict:
+                    return litellm.completion(model="m", messages=messages)
+            class Agent:
+                def __init__(self, model: Model) -> None:
+                    self.model = model
+                    self.messages: list = []
+                def step(self) -> None:
+                    self.messages.append(self.query())
+                def query(self) -> dict:
+                    return self.model.query(self.messages)
+                def run(self) -> None:
+                    while True:
+                        self.step()
+            """,
+            line=17,
+            column=8,
+            note="the model call is two methods away, behind the project's own Protocol",
+            expected_fix="""
+                from typing import Protocol
+                import litellm
+                class Model(Protocol):
+                    def query(self, messages: list) -> dict: ...
+                class LitellmModel:
+                    def query(self, messages: list) -> dict:
+                        return litellm.completion(model="m", messages=messages)
+                class Agent:
+                    def __init__(self, model: Model) -> None:
+                        self.model = model
+                        self.messages: list = []
+                    def step(self) -> None:
+                        self.messages.append(self.query())
+                    def query(self) -> dict:
+                        return self.model.query(self.messages)
+                    def run(self) -> None:
+                        for _gk_turns in range(25):
+                            self.step()
+                """,
+        ),
+        Invalid(
+            code="""
+            import anthropic
+            client = anthropic.Anthropic()
+            def run(messages, max_turns=float("inf")):
+                turn = 0
+                while turn < max_turns:
+                    turn += 1
+                    client.messages.create(model="m", messages=messages)
+            """,
+            line=5,
+            column=4,
+            note="an infinite limit is no bound",
+            expected_fix="""
+                import anthropic
+                client = anthropic.Anthropic()
+                def run(messages, max_turns=float("inf")):
+                    turn = 0
+                    _gk_turns = 0
+                    while turn < max_turns:
+                        _gk_turns += 1
+                        if _gk_turns > 25:  # guardkit: turn limit
+                            break
+                        turn += 1
+                        client.messages.create(model="m", messages=messages)
+                """,
+        ),
+        Invalid(
+            code="""
+            import requests
+            URL = "https://openrouter.ai/api/v1/chat/completions"
+            def agent(messages):
                 while True:
-                    _gk_turns += 1
-                    if _gk_turns > 25:  # guardkit: turn limit
-                        break
-                    print(chat.send_message(input("> ")).text)
+                    reply = requests.post(URL, json={"messages": messages}).json()
+                    messages.append(reply["choices"][0]["message"])
+            """,
+            line=4,
+            column=4,
+            note="a model called over raw HTTP",
+            expected_fix="""
+                import requests
+                URL = "https://openrouter.ai/api/v1/chat/completions"
+                def agent(messages):
+                    for _gk_turns in range(25):
+                        reply = requests.post(URL, json={"messages": messages}).json()
+                        messages.append(reply["choices"][0]["message"])
                 """,
         ),
     )

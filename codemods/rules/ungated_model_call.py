@@ -20,10 +20,14 @@ class UngatedModelCall(Rule):
         "limits one loop, the guard limits the whole agent."
     )
     FIX = (
-        'Ask the guard before the call: `turn = guard.request("llm_turn", {})` and stop (break '
-        'out of the loop, or raise `guardkit.ActionDenied`) unless `turn["decision"] == '
-        '"allowed"`. `guardkit fix` inserts exactly that through `guardkit.current_agent()` '
-        "(GateModelCalls)."
+        "Run the call inside `with guardkit.model_turn():` (`async with` in a coroutine), which "
+        "asks the current agent's guard for an `llm_turn` and raises `guardkit.ActionDenied` "
+        "when it is denied. `guardkit fix` inserts it around the statement (GateModelCalls): "
+        "around a hand-written retry loop as a whole, and at the callers of a provider helper "
+        "that a retry decorator (tenacity, backoff) wraps, so an attempt is never charged twice "
+        "and a denial is never retried. A framework agent's whole run (`Runner.run`, "
+        "`agent.invoke` on `create_agent`) is not one turn: attach the framework's guardkit "
+        "integration instead (reported, not rewritten)."
     )
     USE_INSTEAD = """
         import anthropic
@@ -87,6 +91,36 @@ class UngatedModelCall(Rule):
             """,
             note="not every client method calls a model",
         ),
+        Valid(
+            code="""
+            import anthropic
+            import guardkit
+            client = anthropic.AsyncAnthropic()
+            async def ask(prompt):
+                async with guardkit.model_turn():
+                    return await client.messages.create(model="m", messages=[prompt])
+            """,
+            note="async with guardkit.model_turn()",
+        ),
+        Valid(
+            code="""
+            from langchain.agents import create_agent
+            from guardkit.plugins.langchain import GuardMiddleware
+            agent = create_agent("openai:gpt-4o", tools=[], middleware=[GuardMiddleware()])
+            def ask(question):
+                return agent.invoke({"messages": [question]})
+            """,
+            note="an agent built with guardkit's LangChain middleware",
+        ),
+        Valid(
+            code="""
+            from agents import Runner
+            from guardkit.plugins.openai_agents import GuardHooks
+            async def main(agent):
+                return await Runner.run(agent, "hi", hooks=GuardHooks())
+            """,
+            note="a run with guardkit's Agents SDK hooks",
+        ),
     )
     INVALID = (
         Invalid(
@@ -104,10 +138,8 @@ class UngatedModelCall(Rule):
 
                 client = anthropic.Anthropic()
                 def ask(prompt):
-                    _gk_turn = guardkit.current_agent().request("llm_turn", {})
-                    if _gk_turn["decision"] != "allowed":
-                        raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
-                    return client.messages.create(model="m", messages=[prompt])
+                    with guardkit.model_turn():
+                        return client.messages.create(model="m", messages=[prompt])
                 """,
         ),
         Invalid(
@@ -124,10 +156,8 @@ class UngatedModelCall(Rule):
                 import guardkit
 
                 for _ in range(3):
-                    _gk_turn = guardkit.current_agent().request("llm_turn", {})
-                    if _gk_turn["decision"] != "allowed":
-                        break
-                    ll.completion(model="gpt-4o", messages=[])
+                    with guardkit.model_turn():
+                        ll.completion(model="gpt-4o", messages=[])
                 """,
         ),
         Invalid(
@@ -143,10 +173,8 @@ class UngatedModelCall(Rule):
                 import guardkit
 
                 client = genai.Client()
-                _gk_turn = guardkit.current_agent().request("llm_turn", {})
-                if _gk_turn["decision"] != "allowed":
-                    raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
-                resp = client.models.generate_content(model="gemini-2.0-flash", contents="hi")
+                with guardkit.model_turn():
+                    resp = client.models.generate_content(model="gemini-2.0-flash", contents="hi")
                 """,
         ),
         Invalid(
@@ -157,16 +185,6 @@ class UngatedModelCall(Rule):
             """,
             line=3,
             column=9,
-            expected_fix="""
-                from agents import Agent, Runner
-                import guardkit
-
-                agent = Agent(name="a")
-                _gk_turn = guardkit.current_agent().request("llm_turn", {})
-                if _gk_turn["decision"] != "allowed":
-                    raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
-                result = Runner.run_sync(agent, "hello")
-                """,
         ),
         Invalid(
             code="""
@@ -179,10 +197,8 @@ class UngatedModelCall(Rule):
                 import ollama
                 import guardkit
 
-                _gk_turn = guardkit.current_agent().request("llm_turn", {})
-                if _gk_turn["decision"] != "allowed":
-                    raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
-                reply = ollama.chat(model="llama3", messages=[])
+                with guardkit.model_turn():
+                    reply = ollama.chat(model="llama3", messages=[])
                 """,
         ),
         Invalid(
@@ -201,10 +217,8 @@ class UngatedModelCall(Rule):
 
                 model = init_chat_model("claude-sonnet-4")
                 chain = prompt | model
-                _gk_turn = guardkit.current_agent().request("llm_turn", {})
-                if _gk_turn["decision"] != "allowed":
-                    raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
-                chain.invoke({"q": "hi"})
+                with guardkit.model_turn():
+                    chain.invoke({"q": "hi"})
                 """,
         ),
         Invalid(
@@ -225,10 +239,8 @@ class UngatedModelCall(Rule):
                 def make():
                     return openai.AzureOpenAI(api_version="2024-06-01")
                 client = make()
-                _gk_turn = guardkit.current_agent().request("llm_turn", {})
-                if _gk_turn["decision"] != "allowed":
-                    raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
-                client.chat.completions.create(model="m", messages=[])
+                with guardkit.model_turn():
+                    client.chat.completions.create(model="m", messages=[])
                 """,
         ),
         Invalid(
@@ -251,10 +263,8 @@ class UngatedModelCall(Rule):
                 def ask(guard):
                     guard.request("llm_turn", {})
                     client.messages.create(model="m", messages=[])
-                    _gk_turn = guardkit.current_agent().request("llm_turn", {})
-                    if _gk_turn["decision"] != "allowed":
-                        raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
-                    client.messages.create(model="m", messages=[])
+                    with guardkit.model_turn():
+                        client.messages.create(model="m", messages=[])
                 """,
         ),
         Invalid(
@@ -271,10 +281,8 @@ class UngatedModelCall(Rule):
                 import guardkit
 
                 with OpenAI() as client:
-                    _gk_turn = guardkit.current_agent().request("llm_turn", {})
-                    if _gk_turn["decision"] != "allowed":
-                        raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
-                    client.chat.completions.create(model="m", messages=[])
+                    with guardkit.model_turn():
+                        client.chat.completions.create(model="m", messages=[])
                 """,
         ),
         Invalid(
@@ -295,10 +303,68 @@ class UngatedModelCall(Rule):
                 class Agent:
                     llm: ChatAnthropic
                     async def step(self, messages):
-                        _gk_turn = guardkit.current_agent().request("llm_turn", {})
-                        if _gk_turn["decision"] != "allowed":
-                            raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
-                        return await self.llm.ainvoke(messages)
+                        async with guardkit.model_turn():
+                            return await self.llm.ainvoke(messages)
+                """,
+        ),
+        Invalid(
+            code="""
+            import openai
+            def ask(prompt):
+                return openai.ChatCompletion.create(model="gpt-3.5", messages=[prompt])
+            """,
+            line=3,
+            column=11,
+            note="the pre-1.0 openai module API",
+            expected_fix="""
+                import openai
+                import guardkit
+
+                def ask(prompt):
+                    with guardkit.model_turn():
+                        return openai.ChatCompletion.create(model="gpt-3.5", messages=[prompt])
+                """,
+        ),
+        Invalid(
+            code="""
+            from portkey_ai import Portkey
+            client = Portkey(api_key="k", virtual_key="v")
+            def ask(prompt):
+                return client.chat.completions.create(model="m", messages=[prompt])
+            """,
+            line=4,
+            column=11,
+            note="an OpenAI-compatible client (Portkey)",
+            expected_fix="""
+                from portkey_ai import Portkey
+                import guardkit
+
+                client = Portkey(api_key="k", virtual_key="v")
+                def ask(prompt):
+                    with guardkit.model_turn():
+                        return client.chat.completions.create(model="m", messages=[prompt])
+                """,
+        ),
+        Invalid(
+            code="""
+            import httpx
+            def ask(prompt: str) -> dict:
+                with httpx.Client() as http:
+                    reply = http.post("https://api.anthropic.com/v1/messages", json=prompt)
+                return reply.json()
+            """,
+            line=4,
+            column=16,
+            note="raw HTTP to a messages endpoint",
+            expected_fix="""
+                import httpx
+                import guardkit
+
+                def ask(prompt: str) -> dict:
+                    with httpx.Client() as http:
+                        with guardkit.model_turn():
+                            reply = http.post("https://api.anthropic.com/v1/messages", json=prompt)
+                    return reply.json()
                 """,
         ),
     )

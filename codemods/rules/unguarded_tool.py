@@ -117,6 +117,28 @@ class UnguardedTool(Rule):
                 return path
             """
         ),
+        Valid(
+            code="""
+            from langchain.agents import create_agent
+            from guardkit.plugins.langchain import GuardMiddleware
+            def search(query: str) -> str:
+                return query
+            agent = create_agent("openai:gpt-4o", tools=[search], middleware=[GuardMiddleware()])
+            """,
+            note="tools of an agent built with guardkit's middleware",
+        ),
+        Valid(
+            code="""
+            from mcp.server.fastmcp import FastMCP
+            from guardkit.plugins.mcp import guard_server
+            mcp = FastMCP("files")
+            @mcp.tool()
+            def delete_file(path: str) -> None:
+                pass
+            guard_server(mcp)
+            """,
+            note="an MCP server wrapped by guard_server",
+        ),
     )
     INVALID = (
         Invalid(
@@ -332,6 +354,96 @@ class UnguardedTool(Rule):
                 def get_time(zone: str) -> str:
                     return zone
                 TOOL_FUNCTIONS = {"get_time": get_time}
+                """,
+        ),
+        Invalid(
+            code="""
+            from swarm import Agent
+            def transfer_funds(account: str, amount: int) -> str:
+                return f"sent {amount} to {account}"
+            banker = Agent(name="Banker", functions=[transfer_funds])
+            """,
+            line=2,
+            column=0,
+            note="a plain function handed over in functions=[...]",
+            expected_fix="""
+                from swarm import Agent
+                import guardkit
+
+                @guardkit.tool()
+                def transfer_funds(account: str, amount: int) -> str:
+                    return f"sent {amount} to {account}"
+                banker = Agent(name="Banker", functions=[transfer_funds])
+                """,
+        ),
+        Invalid(
+            code="""
+            from agents.decorators import tool
+            @tool
+            def delete_branch(name: str) -> str:
+                return name
+            """,
+            line=3,
+            column=0,
+            note="agents.decorators.tool",
+            expected_fix="""
+                from agents.decorators import tool
+                import guardkit
+
+                @tool
+                @guardkit.tool()
+                def delete_branch(name: str) -> str:
+                    return name
+                """,
+        ),
+        Invalid(
+            code="""
+            from mcp.server import MCPServer
+            server = MCPServer("files")
+            @server.tool()
+            def write_file(path: str, text: str) -> None:
+                open(path, "w").write(text)
+            """,
+            line=4,
+            column=0,
+            note="mcp 2.x MCPServer",
+            expected_fix="""
+                from mcp.server import MCPServer
+                import guardkit
+
+                server = MCPServer("files")
+                @server.tool()
+                @guardkit.tool()
+                def write_file(path: str, text: str) -> None:
+                    open(path, "w").write(text)
+                """,
+        ),
+        Invalid(
+            code="""
+            import anthropic
+            client = anthropic.Anthropic()
+            class BashTool:
+                def execute(self, command: str) -> str:
+                    return command
+            TOOLS = {"bash": BashTool}
+            def run(block):
+                return TOOLS[block.name]().execute(**block.input)
+            """,
+            line=4,
+            column=4,
+            note="a tool class reached through a registry",
+            expected_fix="""
+                import anthropic
+                import guardkit
+
+                client = anthropic.Anthropic()
+                class BashTool:
+                    @guardkit.tool()
+                    def execute(self, command: str) -> str:
+                        return command
+                TOOLS = {"bash": BashTool}
+                def run(block):
+                    return TOOLS[block.name]().execute(**block.input)
                 """,
         ),
     )

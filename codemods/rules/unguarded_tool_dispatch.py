@@ -106,6 +106,55 @@ class UnguardedToolDispatch(Rule):
             """,
             note="a request naming this tool",
         ),
+        Valid(
+            code="""
+            import anthropic
+            from retry_helpers import backoff
+            client = anthropic.Anthropic()
+            def ask(messages):
+                try:
+                    return client.messages.create(model="m", messages=messages)
+                except Exception as exc:
+                    if type(exc).__name__ == "RateLimitError":
+                        return backoff(exc)
+                    raise
+            """,
+            note="a branch over exception types",
+        ),
+        Valid(
+            code="""
+            from openai import OpenAI
+            from ui import print_event
+            client = OpenAI()
+            def show(events):
+                for event in events:
+                    if event.name == "tool_start":
+                        print_event(event)
+            """,
+            note="an event printer",
+        ),
+        Valid(
+            code="""
+            from openai import OpenAI
+            from parsing import parse_answer
+            client = OpenAI()
+            def final(parts):
+                for part in parts:
+                    if part.name == "final_answer":
+                        return parse_answer(part.text)
+            """,
+            note="a response parser",
+        ),
+        Valid(
+            code="""
+            def to_csv(rows): return rows
+            def to_json(rows): return rows
+            HANDLERS = {"csv": to_csv, "json": to_json}
+            def export(config, rows):
+                return HANDLERS[config.name](rows)
+            """,
+            note="a table indexed by configuration",
+        ),
     )
     INVALID = (
         Invalid(
@@ -192,6 +241,38 @@ class UnguardedToolDispatch(Rule):
             line=8,
             column=15,
             note="a request for a different tool does not count",
+        ),
+        Invalid(
+            code="""
+            import json
+            from openai import OpenAI
+            client = OpenAI()
+            def get_weather(city: str) -> str:
+                return city
+            function_map = {"get_weather": get_weather}
+            def execute(tool_call):
+                name = tool_call.function.name
+                args = json.loads(tool_call.function.arguments)
+                return function_map[name](**args)
+            """,
+            line=10,
+            column=11,
+            note="a function_map indexed by the tool call's name",
+            expected_fix="""
+                import json
+                from openai import OpenAI
+                import guardkit
+
+                client = OpenAI()
+                @guardkit.tool()
+                def get_weather(city: str) -> str:
+                    return city
+                function_map = {"get_weather": get_weather}
+                def execute(tool_call):
+                    name = tool_call.function.name
+                    args = json.loads(tool_call.function.arguments)
+                    return function_map[name](**args)
+                """,
         ),
     )
 
