@@ -171,6 +171,9 @@ def scan(
 @_with_common
 @click.option("--diff/--write", default=True, help="Show a diff (default) or rewrite files.")
 @click.option("--max-turns", type=click.IntRange(min=1), default=None, help="Loop bound to insert.")
+@click.option(
+    "--no-dependency", is_flag=True, help="Do not add guardkit to the project's dependencies."
+)
 def fix(
     paths: tuple[str, ...],
     select: tuple[str, ...],
@@ -180,9 +183,13 @@ def fix(
     include_tests: bool,
     diff: bool,
     max_turns: int | None,
+    no_dependency: bool,
 ) -> None:
-    """Insert guards: @guardkit.tool(), llm_turn gates and turn counters."""
+    """Insert guards: @guardkit.tool(), model_turn() gates and turn limits; with --write, also
+    add guardkit to the dependencies and write a policy skeleton."""
+    from .fix_report import finish, project_root
     from .fixer import fix_paths, unified_diff
+    from .import_style import ImportStyle
 
     config = _load(paths, config_file, _split(select), _split(ignore))
     if max_turns is not None:
@@ -193,7 +200,10 @@ def fix(
             max_turns=max_turns,
             catalog=config.catalog,
         )
-    results = fix_paths(_files(paths, config, include_tests), config, jobs=jobs, write=not diff)
+    root = project_root(paths, config_file)
+    files = _files(paths, config, include_tests)
+    style = ImportStyle.load(root)
+    results = fix_paths(files, config, jobs=jobs, write=not diff, style=style)
     changed = [r for r in results if r.changed]
     for result in results:
         if result.error:
@@ -202,6 +212,15 @@ def fix(
             click.echo(unified_diff(result), nl=False)
     verb = "would change" if diff else "changed"
     click.echo(f"guardkit fix {verb} {len(changed)} of {len(results)} files.", err=True)
+    echo = lambda text: click.echo(text, err=True)  # noqa: E731
+    finish(
+        results,
+        root,
+        write=not diff,
+        dependency=not no_dependency,
+        max_turns=config.max_turns,
+        echo=echo,
+    )
     if any(r.error for r in results):
         sys.exit(2)
     sys.exit(1 if diff and changed else 0)

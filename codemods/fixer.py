@@ -14,6 +14,8 @@ from libcst.codemod import CodemodContext, TransformFailure, TransformSuccess, t
 
 from .analysis.project import Env
 from .config import Config
+from .findings import Finding
+from .import_style import ImportStyle, place_guardkit_import
 from .runner import project_envs
 from .scanner import analyse_source
 from .transforms import TRANSFORMS, FindingCodemod
@@ -32,6 +34,10 @@ class FixResult:
     after: str
     applied: tuple[str, ...] = ()
     error: str | None = None
+    #: names of the tools the fix put behind ``guardkit.tool()`` (for the policy skeleton)
+    tools: tuple[str, ...] = ()
+    #: findings no codemod fixes, reported as follow-ups
+    followups: tuple[Finding, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -46,6 +52,7 @@ def fix_source(
     *,
     name: str = "",
     env: Env | None = None,
+    style: ImportStyle | None = None,
 ) -> FixResult:
     """Run each codemod in turn on module ``name`` in the project environment ``env`` (on its
     own when ``None``); a failing codemod stops the file and is reported."""
@@ -55,6 +62,7 @@ def fix_source(
     # A cheap ast pre-scan decides which codemods have work: each libcst pass costs a full parse.
     found = analyse_source(code.encode(), path, config, name=name, env=env, force=True)[0]
     todo = {f.rule for f in found.findings if f.fixable}
+    followups = tuple(f for f in found.findings if not f.fixable)
     for transform in transforms:
         if not todo.intersection(transform.RULES):
             continue
@@ -63,11 +71,32 @@ def fix_source(
         result = transform_module(codemod, current)
         if isinstance(result, TransformFailure):
             message = f"{transform.__name__} failed: {result.error}"
-            return FixResult(path=path, before=code, after=code, error=message)
+            return FixResult(path=path, before=code, after=code, error=message, followups=followups)
         if isinstance(result, TransformSuccess):
             current = result.code
             applied.append(transform.__name__)
-    return FixResult(path=path, before=code, after=current, applied=tuple(applied))
+    if applied and not _imports_guardkit(code):
+        current = place_guardkit_import(current, style or ImportStyle())
+    tools: tuple[str, ...] = ()
+    if "AddToolGuard" in applied:
+        tools = tuple(
+            f.symbol.rpartition(".")[2] for f in found.findings if f.rule == "GK201" and f.fixable
+        )
+    return FixResult(
+        path=path,
+        before=code,
+        after=current,
+        applied=tuple(applied),
+        tools=tools,
+        followups=followups,
+    )
+
+
+def _imports_guardkit(code: str) -> bool:
+    return any(
+        isinstance(node, ast.Import) and any(a.name == "guardkit" for a in node.names)
+        for node in ast.parse(code).body
+    )
 
 
 def unified_diff(result: FixResult) -> str:
@@ -81,7 +110,11 @@ def unified_diff(result: FixResult) -> str:
 
 
 def _fix_file(
-    config: Config, envs: dict[str, tuple[str, Env]], path: str, write: bool
+    config: Config,
+    envs: dict[str, tuple[str, Env]],
+    style: ImportStyle,
+    path: str,
+    write: bool,
 ) -> FixResult:
     try:
         code = Path(path).read_text(encoding="utf-8")
@@ -95,7 +128,7 @@ def _fix_file(
     except SyntaxError as exc:
         return FixResult(path=shown, before=code, after=code, error=f"cannot parse: {exc.msg}")
     name, env = envs[path]
-    result = fix_source(code, shown, config, name=name, env=env)
+    result = fix_source(code, shown, config, name=name, env=env, style=style)
     if write and result.changed and result.error is None:
         Path(path).write_text(result.after, encoding="utf-8")
     return result
@@ -107,11 +140,18 @@ def _display(path: str) -> str:
 
 
 def fix_paths(
-    files: list[str], config: Config, *, jobs: int = 0, write: bool = False
+    files: list[str],
+    config: Config,
+    *,
+    jobs: int = 0,
+    write: bool = False,
+    style: ImportStyle | None = None,
 ) -> list[FixResult]:
-    """Fix every file as one project; with ``write`` the changed files are rewritten."""
+    """Fix every file as one project; with ``write`` the changed files are rewritten. Imports
+    are placed per ``style`` (the host's isort settings)."""
     jobs = jobs or os.cpu_count() or 1
-    work = partial(_fix_file, config, project_envs(files, config, jobs=jobs), write=write)
+    envs = project_envs(files, config, jobs=jobs)
+    work = partial(_fix_file, config, envs, style or ImportStyle(), write=write)
     if jobs <= 1 or len(files) < _PARALLEL_MIN:
         return list(map(work, files))
     with ProcessPoolExecutor(max_workers=jobs) as pool:

@@ -118,6 +118,7 @@ def _demanded(records: dict[str, Record], forced: set[str]) -> set[str]:
             wanted.update(summary["collections"].get(name, ()))
         if path in forced:
             wanted.update(r for f in summary["functions"].values() for r in f["calls"])
+            wanted.update(n for names in summary["collections"].values() for n in names)
     return {name.rpartition(":")[2] for name in wanted}
 
 
@@ -125,6 +126,12 @@ def importing(words: list[str]) -> re.Pattern[bytes]:
     """An ``import``/``from`` line that names one of ``words`` (module names)."""
     names = b"|".join(re.escape(w.encode()) for w in words)
     return re.compile(rb"(?m)^[ \t]*(?:from|import)[ \t][^\n]*\b(?:" + names + rb")\b")
+
+
+def _parents(module: str) -> list[str]:
+    """``a.b.c`` -> ``["a.b", "a"]``: the packages whose ``__init__`` holds the module."""
+    parts = module.split(".")
+    return [".".join(parts[:n]) for n in range(len(parts) - 1, 0, -1)]
 
 
 def _modules_of(names: set[str], by_module: dict[str, str]) -> set[str]:
@@ -195,25 +202,38 @@ class _Run:
         for _ in range(_ROUNDS):
             wanted = _modules_of(_demanded(self.records, forced), by_module)
             todo = [p for p in sorted(wanted) if self.records[p].result.skipped]
-            todo += self._importers_of_model_modules(files)
+            todo += self._importers_of_model_modules(files, by_module)
             if not todo:
                 return
             forced.update(todo)
             self.run([(p, self.names[p], True, None) for p in sorted(set(todo))])
 
-    def _importers_of_model_modules(self, files: list[str]) -> list[str]:
+    def _importers_of_model_modules(self, files: list[str], by_module: dict[str, str]) -> list[str]:
+        """Files of the same top-level package that import a module, function or class that
+        reaches a model (a protocol or base class counts when an implementation does), and the
+        package ``__init__`` modules above such a module (where protocols usually live)."""
         summaries = [r.summary for r in self.records.values() if r.summary is not None]
-        reaching = {q.rpartition(".")[0] for q in ProjectIndex(summaries).model}
-        modules = {self._module_of(q) for q in reaching} - {""}
-        done = self._backward_done
-        targets = modules - done
-        done.update(targets)
+        index = ProjectIndex(summaries)
+        names = set(index.model)
+        for cls, facts in index.classes.items():
+            if any(index.methods_of(cls, m, dynamic=True) & index.model for m in facts["methods"]):
+                names.add(f"{cls}.__class__")
+        modules = {self._module_of(q) for q in names} - {""}
+        targets = modules - self._backward_done
+        self._backward_done.update(targets)
         if not targets:
             return []
+        found = [
+            by_module[parent]
+            for m in targets
+            for parent in _parents(m)
+            if parent in by_module and self.records[by_module[parent]].result.skipped
+        ]
+        words = {m.rpartition(".")[2] for m in targets}
+        words |= {q.split(".")[-2] if q.endswith(".__class__") else "" for q in names}
+        words |= {q.rpartition(".")[2] for q in names if q.rpartition(".")[0] in modules}
+        pattern = importing(sorted(w for w in words - {"", "__class__"} if w.isidentifier()))
         roots = {m.partition(".")[0] for m in targets}
-        words = sorted({m.rpartition(".")[2] for m in targets})
-        pattern = importing(words)
-        found: list[str] = []
         for path in files:
             name = self.names[path]
             if name.partition(".")[0] not in roots or not self.records[path].result.skipped:

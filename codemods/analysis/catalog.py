@@ -188,6 +188,15 @@ TOOL_BASES: dict[str, tuple[str, ...]] = {
     "crewai.tools.BaseTool": ("_run",),
 }
 
+#: tool decorators and bases whose framework reads the tool's source (smolagents validates it,
+#: and serialises tools by their code): a guard decorator there breaks the framework
+SOURCE_CHECKED = frozenset({"smolagents.tool", "smolagents.tools.tool", "smolagents.Tool"})
+#: calls that read or run a function's source: tools in a module that makes them are not
+#: decorated either (a registry that ``exec``s stored bodies would miss ``guardkit``)
+SOURCE_READERS = frozenset(
+    {"exec", "inspect.getsource", "inspect.getsourcelines", "dill.source.getsource"}
+)
+
 #: HTTP calls that send a request body, and the URL fragments of model endpoints they may post to
 HTTP_POSTS = frozenset(
     {

@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass, replace
 
 from .calls import CallIndex, ModelCall, classify_calls
-from .catalog import DEFAULT_CATALOG, Catalog
+from .catalog import DEFAULT_CATALOG, SOURCE_READERS, Catalog
 from .dispatch import find_dispatch
 from .guards import Guards
 from .imports import ImportMap
@@ -86,9 +86,20 @@ def _unbounded(
     ]
 
 
-def _unique_tools(tools: list[ToolSite]) -> list[ToolSite]:
-    """One entry per reported node; an entry that is gated by any route wins."""
+def _reads_source(tree: Tree, values: Values) -> bool:
+    return any(
+        values.qualify(dotted(c.func)) in SOURCE_READERS or dotted(c.func) == "exec"
+        for c in tree.nodes(ast.Call)
+    )
+
+
+def _unique_tools(tools: list[ToolSite], reads_source: bool) -> list[ToolSite]:
+    """One entry per reported node; an entry that is gated by any route wins. In a module that
+    reads or runs function source, no tool is fixed by a decorator."""
     best: dict[int, ToolSite] = {}
+    if reads_source:
+        note = " (this module reads or runs function source: gate the registry instead)"
+        tools = [replace(t, fixable=False, note=t.note or note) for t in tools]
     for site in tools:
         seen = best.get(id(site.node))
         if seen is None or (site.gated and not seen.gated):
@@ -156,7 +167,7 @@ def analyze(
     return ModuleFacts(
         model_calls=tuple(calls.model),
         unbounded_loops=tuple(_unbounded(tree, imports, looped, calls.gates, stoppers)),
-        tools=tuple(_unique_tools(tools + more_tools)),
+        tools=tuple(_unique_tools(tools + more_tools, _reads_source(tree, values))),
         dispatches=tuple(dispatches + more_dispatches),
         costs=tuple(model_supplied_costs(tree, guards, calls)),
         escapes=tuple(escapes.values()),

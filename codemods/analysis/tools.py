@@ -9,7 +9,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .catalog import TOOL_BASES, TOOL_CONSTRUCTORS
+from .catalog import SOURCE_CHECKED, TOOL_BASES, TOOL_CONSTRUCTORS
 from .guards import Guards
 from .tree import dotted
 
@@ -82,11 +82,28 @@ def _decorated(guards: Guards, func: Def, tools: list[ToolSite], out: list[Dispa
     gated = (not above and bool(guard_at)) or func.name in guards.wrapped
     gated = gated or guards.self_guarded(func) or guards.integration_gated(func)
     note = " (the guard decorator sits above the framework decorator)" if above else ""
+    checked = any(_source_checked(guards, d) for d in func.decorator_list)
+    note = _CHECKED_NOTE if checked else note
     tools.append(
         ToolSite(
-            name=func.name, node=func, how="decorator", gated=gated, fixable=not above, note=note
+            name=func.name,
+            node=func,
+            how="decorator",
+            gated=gated,
+            fixable=not above and not checked,
+            note=note,
         )
     )
+
+
+_CHECKED_NOTE = (
+    " (its framework checks the tool's source: gate it with the framework's guardkit integration)"
+)
+
+
+def _source_checked(guards: Guards, expr: ast.expr) -> bool:
+    target = expr.func if isinstance(expr, ast.Call) else expr
+    return guards.imports.resolve(dotted(target)) in SOURCE_CHECKED
 
 
 def _constructed(guards: Guards, call: ast.Call) -> Iterator[ToolSite]:
@@ -114,6 +131,7 @@ def _class_tools(guards: Guards, cls: ast.ClassDef) -> Iterator[ToolSite]:
     methods: tuple[str, ...] = ()
     for base in cls.bases:
         methods += TOOL_BASES.get(guards.imports.resolve(dotted(base)) or "", ())
+    checked = any(_source_checked(guards, base) for base in cls.bases)
     for item in cls.body:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in methods:
             gated = any(guards.is_guard(d, item) for d in item.decorator_list)
@@ -123,5 +141,6 @@ def _class_tools(guards: Guards, cls: ast.ClassDef) -> Iterator[ToolSite]:
                 node=item,
                 how="tool class",
                 gated=gated,
-                fixable=True,
+                fixable=not checked,
+                note=_CHECKED_NOTE if checked else "",
             )

@@ -210,16 +210,6 @@ class UnguardedTool(Rule):
             """,
             line=4,
             column=4,
-            expected_fix="""
-                from smolagents import Tool
-                import guardkit
-
-                class Weather(Tool):
-                    name = "weather"
-                    @guardkit.tool()
-                    def forward(self, city: str) -> str:
-                        return city
-                """,
         ),
         Invalid(
             code="""
@@ -304,15 +294,6 @@ class UnguardedTool(Rule):
             line=3,
             column=0,
             note="smolagents",
-            expected_fix="""
-                from smolagents import tool
-                import guardkit
-
-                @tool
-                @guardkit.tool()
-                def get_time(zone: str) -> str:
-                    return zone
-                """,
         ),
         Invalid(
             code="""

@@ -15,8 +15,7 @@ CASES = [
     for rule in RULES
     for n, example in enumerate((*rule.VALID, *rule.INVALID))
 ] + [
-    pytest.param(rule, Valid(code=rule.USE_INSTEAD), id=f"{rule.ID}-use-instead")
-    for rule in RULES
+    pytest.param(rule, Valid(code=rule.USE_INSTEAD), id=f"{rule.ID}-use-instead") for rule in RULES
 ]
 
 
