@@ -49,12 +49,15 @@ class ScanCache:
         self.directory = directory
         self.salt = f"{ANALYZER_VERSION}:{salt}"
         self.entries: dict[str, list[Any]] = {}
+        #: a digest of every file's content at the end of the last complete run
+        self.project = ""
         self.dirty = False
         if directory is not None:
             with contextlib.suppress(OSError, ValueError):
                 data = json.loads((directory / _FILE).read_text())
                 if data.get("salt") == self.salt:
                     self.entries = data["entries"]
+                    self.project = data.get("project", "")
 
     def by_stat(self, path: str, stat: os.stat_result) -> Record | None:
         entry = self.entries.get(path)
@@ -69,6 +72,11 @@ class ScanCache:
             self.dirty = True
             return self._record(path, entry)
         return None
+
+    def fingerprint(self, paths: list[str]) -> str:
+        """A digest of the cached content digests of ``paths`` (empty if one is missing)."""
+        digests = [self.entries[p][2] if p in self.entries else "" for p in paths]
+        return "" if "" in digests else digest("\0".join([*paths, *digests]).encode())
 
     def store(self, record: Record, stat: os.stat_result) -> None:
         result = record.result
@@ -88,7 +96,8 @@ class ScanCache:
             if not ignore.exists():
                 ignore.write_text("# created by guardkit scan\n*\n")
             tmp = self.directory / f"{_FILE}.{os.getpid()}.tmp"
-            tmp.write_text(json.dumps({"salt": self.salt, "entries": self.entries}))
+            data = {"salt": self.salt, "project": self.project, "entries": self.entries}
+            tmp.write_text(json.dumps(data))
             tmp.replace(self.directory / _FILE)
 
     @staticmethod

@@ -59,6 +59,7 @@ class ImportStyle:
                 break
         local = {p.stem for base in (root, root / "src") if base.is_dir() for p in base.iterdir()}
         local = {n for n in local if n.isidentifier() and n not in sys.stdlib_module_names}
+
         def get(key: str) -> Any:
             return data.get(key, data.get(key.replace("-", "_")))
 

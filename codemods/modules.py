@@ -8,10 +8,8 @@ under a folder named ``tests`` or ``test`` below the scanned root.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from functools import lru_cache
-from pathlib import PurePath
 
 __all__ = ["TEST_DIRS", "is_test_path", "module_name"]
 
@@ -26,14 +24,15 @@ def is_test_path(path: str | os.PathLike[str], root: str | os.PathLike[str] | No
     >>> is_test_path("pkg/tests/helpers.py"), is_test_path("pkg/agent.py")
     (True, False)
     """
-    pure = PurePath(path)
+    text = os.fspath(path).replace(os.sep, "/")
     if root is not None:
-        with contextlib.suppress(ValueError):
-            pure = pure.relative_to(PurePath(root))
-    name = pure.name
+        base = os.fspath(root).replace(os.sep, "/").rstrip("/") + "/"
+        if text.startswith(base):
+            text = text[len(base) :]
+    folder, _, name = text.rpartition("/")
     if name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
         return True
-    return any(part in TEST_DIRS for part in pure.parts[:-1])
+    return any(part in TEST_DIRS for part in folder.split("/"))
 
 
 @lru_cache(maxsize=4096)

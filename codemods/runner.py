@@ -106,18 +106,21 @@ def _analyse(
 
 
 def _demanded(records: dict[str, Record], forced: set[str]) -> set[str]:
-    """Qualified names the summaries point to: tools handed to a model, functions called in
-    loops, and everything called by a module that was itself asked for."""
+    """Qualified names the summaries point to: tools handed to a model (and the collections
+    that list them), and functions of the same top-level package called in loops (where a
+    bound may be enforced)."""
     wanted: set[str] = set()
     for path, record in records.items():
         summary = record.summary
         if summary is None:
             continue
-        wanted.update(summary["tools"], summary["looped"])
-        for name in summary["tools"]:
-            wanted.update(summary["collections"].get(name, ()))
+        wanted.update(summary["tools"])
+        root = summary["module"].partition(".")[0]
+        for ref in summary["looped"]:
+            name = ref.rpartition(":")[2]
+            if name.partition(".")[0] == root:
+                wanted.add(name)
         if path in forced:
-            wanted.update(r for f in summary["functions"].values() for r in f["calls"])
             wanted.update(n for names in summary["collections"].values() for n in names)
     return {name.rpartition(":")[2] for name in wanted}
 
@@ -297,9 +300,15 @@ def scan_paths(
     """
     state = _Run(files, config, jobs or os.cpu_count() or 1, cache)
     state.first_phase(files, progress)
-    state.expand(files)
-    state.final_phase()
+    # an unchanged project (same files, same contents) already has every record it needs
+    unchanged = cache is not None and cache.project and cache.fingerprint(files) == cache.project
+    if not unchanged:
+        state.expand(files)
+        state.final_phase()
     if cache is not None:
+        fingerprint = cache.fingerprint(files)
+        if fingerprint != cache.project:
+            cache.project, cache.dirty = fingerprint, True
         cache.save()
     return [_selected(state.records[p].result, config) for p in files]
 

@@ -4,7 +4,8 @@ Bounded: a loop whose every turn waits for a person (``input()``: a chat REPL); 
 anything but ``itertools.count()``/``iter(f, sentinel)``; a ``while`` whose
 condition compares a counter the loop updates, or names a ``max_*``/limit; a ``while`` whose body
 breaks/returns/raises when such a counter passes a limit, or calls a function that raises on a
-limit (``stops_on_limit``, followed across the project); any loop gated by ``llm_turn`` (the
+limit (a counter some module steps, compared in an ``if ...: raise``; followed across the
+project); any loop gated by ``llm_turn`` (the
 guard's turn budget bounds it). Everything else (``while True``, ``while not done``, ``while
 response.stop_reason == "tool_use"``) is unbounded, and so is a limit set to an infinite value
 anywhere in the module (``max_turns = float("inf")``, ``math.inf``, ``sys.maxsize``).
@@ -18,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from .imports import ImportMap
 from .tree import SCOPE_NODES, Tree, dotted
 
-__all__ = ["infinite_names", "is_bounded", "is_infinite", "stops_on_limit"]
+__all__ = ["counters", "infinite_names", "is_bounded", "is_infinite", "raise_tests"]
 
 _LIMIT_WORDS = ("max", "limit", "budget")
 _EXITS = (ast.Break, ast.Return, ast.Raise)
@@ -100,13 +101,36 @@ def _counters(body: list[ast.stmt]) -> set[str]:
     return found
 
 
+def _optional(test: ast.expr) -> set[str]:
+    """Names a test only compares when they are set: ``max_steps is not None and n >= max_steps``
+    (a limit that is ``None`` by default is no limit by default)."""
+    found: set[str] = set()
+    for node in ast.walk(test):
+        if not (isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And)):
+            continue
+        for value in node.values:
+            checked = value
+            if (
+                isinstance(value, ast.Compare)
+                and isinstance(value.ops[0], ast.IsNot)
+                and isinstance(value.comparators[0], ast.Constant)
+                and value.comparators[0].value is None
+            ):
+                checked = value.left
+            name = dotted(checked) if isinstance(checked, (ast.Name, ast.Attribute)) else None
+            if name:
+                found.add(name)
+    return found
+
+
 def _compares_counter(
     test: ast.expr, counters: set[str], infinite: frozenset[str] = frozenset()
 ) -> bool:
+    optional = _optional(test)
     for node in ast.walk(test):
         if isinstance(node, ast.Compare):
             sides = [dotted(side) for side in (node.left, *node.comparators)]
-            if any(n and n.rpartition(".")[2] in infinite for n in sides):
+            if any(n and (n.rpartition(".")[2] in infinite or n in optional) for n in sides):
                 continue
             if any(n in counters or (n and _is_limit(n)) for n in sides):
                 return True
@@ -129,11 +153,34 @@ def _exits_on_counter(
     return False
 
 
-def stops_on_limit(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether a function raises when a counter or a ``*limit``/``max_*`` value is passed, so a
-    loop that calls it on every turn is bounded by it."""
-    counters = _counters(func.body)
-    return _exits_on_counter(func.body, counters, frozenset(), (ast.Raise,))
+def raise_tests(node: ast.If) -> list[str]:
+    """Last components of the attributes an ``if <comparison>: ... raise`` compares: the
+    project index decides whether one of them is a counter. Only attributes count: a local
+    counter starts again on every call (a retry limit), an attribute (``self.n_calls``,
+    ``self.stats.api_calls``) carries over from turn to turn."""
+    found: list[str] = []
+    for compare in (n for n in ast.walk(node.test) if isinstance(n, ast.Compare)):
+        for side in (compare.left, *compare.comparators):
+            name = dotted(side)
+            if name and "." in name:
+                found.append(name.rpartition(".")[2])
+    return found
+
+
+def counters(tree: Tree) -> set[str]:
+    """Last components of the attributes the module steps (``self.n += 1``, ``self.cost =
+    self.cost + c``)."""
+    found: set[str] = set()
+    for step in tree.nodes(ast.AugAssign):
+        name = dotted(step.target) if isinstance(step.op, (ast.Add, ast.Sub)) else None
+        if name and "." in name:
+            found.add(name.rpartition(".")[2])
+    for assign in tree.nodes(ast.Assign):
+        name = dotted(assign.targets[0]) if len(assign.targets) == 1 else None
+        value = assign.value
+        if name and "." in name and isinstance(value, ast.BinOp) and dotted(value.left) == name:
+            found.add(name.rpartition(".")[2])
+    return found
 
 
 def _unbounded_iterable(loop: ast.For | ast.AsyncFor, imports: ImportMap) -> bool:

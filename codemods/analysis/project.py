@@ -14,10 +14,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from .summary import Summary
+from .summary import FunctionFacts, Summary
 
 __all__ = ["EMPTY_ENV", "Env", "ProjectIndex"]
 
@@ -62,9 +62,13 @@ class ProjectIndex:
             q: c for s in self.modules.values() for q, c in s["collections"].items()
         }
         self._subclasses: dict[str, set[str]] = defaultdict(set)
+        self._by_method: dict[str, set[str]] = defaultdict(set)
         for name, cls in self.classes.items():
             for base in cls["bases"]:
                 self._subclasses[self.canonical(base)].add(name)
+            for method in cls["methods"]:
+                self._by_method[method].add(name)
+        self._lookups: dict[tuple[str, str, bool], frozenset[str]] = {}
         self._targets: dict[str, frozenset[str]] = {}
         self.callers: dict[str, set[str]] = defaultdict(set)
         for name, facts in self.functions.items():
@@ -72,8 +76,9 @@ class ProjectIndex:
                 for target in self.targets(ref):
                     self.callers[target].add(name)
         self.turns = frozenset(q for q, f in self.functions.items() if f["retried"] and f["model"])
-        self.model = self._propagate("model")
-        self.limit = self._propagate("limit")
+        self.model = self._propagate(lambda facts: facts["model"])
+        steps = {c for s in self.modules.values() for c in s["counters"]}
+        self.limit = self._propagate(lambda facts: any(name in steps for name in facts["limit"]))
         self.tools = self._tools()
         self.gated = self._tools("gated") - self.tools
 
@@ -92,6 +97,14 @@ class ProjectIndex:
         return f"{owner}.{last}" if owner != head else name
 
     def _hierarchy(self, cls: str, up: bool) -> list[str]:
+        key = (cls, "", up)
+        if key in self._lookups:
+            return list(self._lookups[key])
+        order = self._walk(cls, up)
+        self._lookups[key] = frozenset(order)
+        return order
+
+    def _walk(self, cls: str, up: bool) -> list[str]:
         order: list[str] = []
         todo = [cls]
         while todo and len(order) < 64:
@@ -106,23 +119,30 @@ class ProjectIndex:
                 todo += sorted(self._subclasses.get(name, ()))
         return order
 
-    def _implementations(self, protocol: str) -> list[str]:
+    def _implementations(self, protocol: str) -> set[str]:
         """Classes that have every method of a protocol (structural subtyping)."""
         wanted = set(self.classes[protocol]["methods"]) - {"__init__"}
         if not wanted:
-            return []
-        return [q for q, c in self.classes.items() if q != protocol and wanted <= set(c["methods"])]
+            return set()
+        found = set.intersection(*(self._by_method[m] for m in wanted))
+        return found - {protocol}
 
-    def methods_of(self, cls: str, method: str, *, dynamic: bool) -> set[str]:
+    def methods_of(self, cls: str, method: str, *, dynamic: bool) -> frozenset[str]:
         """``cls.method`` looked up through the bases; with ``dynamic``, overrides in subclasses
         and protocol implementations too (what a call on an instance may run)."""
+        key = (cls, method, dynamic)
+        found = self._lookups.get(key)
+        if found is not None:
+            return found
         classes = self._hierarchy(cls, up=True)
         if dynamic:
             classes += self._hierarchy(cls, up=False)
             for name in list(classes):
                 if name in self.classes and self.classes[name]["protocol"]:
-                    classes += self._implementations(name)
-        return {f"{c}.{method}" for c in classes if f"{c}.{method}" in self.functions}
+                    classes += sorted(self._implementations(name))
+        found = frozenset(f"{c}.{method}" for c in classes if f"{c}.{method}" in self.functions)
+        self._lookups[key] = found
+        return found
 
     def targets(self, ref: str) -> frozenset[str]:
         """The functions a ref may run."""
@@ -132,20 +152,20 @@ class ProjectIndex:
         kind, _, name = ref.rpartition(":")
         cls, _, method = name.rpartition(".")
         if kind in {"self", "type"}:
-            result = self.methods_of(cls, method, dynamic=True)
+            result: frozenset[str] = self.methods_of(cls, method, dynamic=True)
         else:
             target = self.canonical(name)
-            result = {target} if target in self.functions else set()
+            result = frozenset({target}) if target in self.functions else frozenset()
             if target in self.classes:
                 result = self.methods_of(target, "__init__", dynamic=False)
-        self._targets[ref] = frozenset(result)
-        return self._targets[ref]
+        self._targets[ref] = result
+        return result
 
     # -- propagation --------------------------------------------------------------------------
-    def _propagate(self, fact: str) -> frozenset[str]:
+    def _propagate(self, fact: Callable[[FunctionFacts], bool]) -> frozenset[str]:
         """Functions with ``fact``, directly or through any function they call."""
         callers = self.callers
-        done = {name for name, facts in self.functions.items() if facts[fact]}  # type: ignore[literal-required]
+        done = {name for name, facts in self.functions.items() if fact(facts)}
         todo = list(done)
         while todo:
             for caller in callers.get(todo.pop(), ()):

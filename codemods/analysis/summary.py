@@ -17,7 +17,7 @@ import ast
 from typing import TypedDict
 
 from .calls import CallIndex
-from .loops import stops_on_limit
+from .loops import counters, raise_tests
 from .retries import retried
 from .tree import Tree, dotted
 from .values import CLASS, Values
@@ -50,8 +50,8 @@ _PROTOCOL_BASES = frozenset({"typing.Protocol", "typing_extensions.Protocol", "a
 class FunctionFacts(TypedDict):
     #: makes an ungated model call itself
     model: bool
-    #: raises when a limit is passed
-    limit: bool
+    #: names compared in ``if ...: raise`` tests (a limit when one is a counter of the project)
+    limit: list[str]
     #: a retry decorator runs it again on errors (its callers are the model turn)
     retried: bool
     calls: list[str]
@@ -72,16 +72,20 @@ class Summary(TypedDict):
     tools: list[str]
     #: names handed over only where a guardkit integration gates them (``guard_tools([...])``)
     gated: list[str]
-    #: refs called inside loops (what could make a loop a model loop)
+    #: names the module steps (``n += 1``): counters
+    counters: list[str]
+    #: refs called inside ``while`` loops (what could make one a model loop, or bound it)
     looped: list[str]
 
 
 def owner_of(tree: Tree, node: ast.AST) -> Def | None:
     """The outermost function or method (module- or class-level) containing ``node``."""
     found: Def | None = None
-    for parent, _ in tree.ancestors(node):
-        if isinstance(parent, _DEFS):
-            found = parent
+    func = tree.function_of(node)
+    while func is not tree.module:
+        if isinstance(func, _DEFS):
+            found = func
+        func = tree.function_of(func)
     return found
 
 
@@ -165,12 +169,27 @@ def _class_facts(node: ast.ClassDef, values: Values) -> ClassFacts:
     return ClassFacts(bases=bases, methods=methods, protocol=bool(_PROTOCOL_BASES & set(bases)))
 
 
+def _raising_ifs(tree: Tree) -> set[ast.If]:
+    """``if`` statements whose body raises (found from the raises up, not the ifs down)."""
+    found: set[ast.If] = set()
+    for node in tree.nodes(ast.Raise):
+        for parent, child in tree.ancestors(node):
+            if isinstance(parent, (*_DEFS, ast.Lambda, ast.ClassDef)):
+                break
+            if isinstance(parent, ast.If) and any(child is s for s in parent.body):
+                found.add(parent)
+    return found
+
+
 def summarize(tree: Tree, values: Values, calls: CallIndex) -> Summary:
     """The module's summary (see the module docstring)."""
     module = values.module
     functions: dict[str, FunctionFacts] = {}
     owners: dict[Def, str] = {}
     defs: list[Def] = [*tree.nodes(ast.FunctionDef), *tree.nodes(ast.AsyncFunctionDef)]
+    tests: dict[ast.AST | None, list[str]] = {}
+    for node in _raising_ifs(tree):
+        tests.setdefault(owner_of(tree, node), []).extend(raise_tests(node))
     for func in defs:
         parent = tree.parent(func)
         if parent is tree.module or isinstance(parent, ast.ClassDef):
@@ -178,12 +197,12 @@ def summarize(tree: Tree, values: Values, calls: CallIndex) -> Summary:
             owners[func] = name
             functions[name] = FunctionFacts(
                 model=False,
-                limit=stops_on_limit(func),
+                limit=sorted(set(tests.get(func, ()))),
                 retried=retried(func, values.imports),
                 calls=[],
             )
     top = qualified(module, MODULE_CODE)
-    functions[top] = FunctionFacts(model=False, limit=False, retried=False, calls=[])
+    functions[top] = FunctionFacts(model=False, limit=[], retried=False, calls=[])
     ungated = {id(c.node) for c in calls.model if not c.gated}
     tools: list[str] = []
     gated: list[str] = []
@@ -198,7 +217,7 @@ def summarize(tree: Tree, values: Values, calls: CallIndex) -> Summary:
         ref = call_ref(call, values)
         if ref and ref not in facts["calls"]:
             facts["calls"].append(ref)
-        if ref and tree.loops_of(call):
+        if ref and any(isinstance(c.loop, ast.While) for c in tree.loops_of(call)):
             looped.add(ref)
     classes = {
         qualified(module, node.name): _class_facts(node, values)
@@ -213,5 +232,6 @@ def summarize(tree: Tree, values: Values, calls: CallIndex) -> Summary:
         collections=_collections(tree, values),
         tools=sorted(set(tools)),
         gated=sorted(set(gated)),
+        counters=sorted(counters(tree)),
         looped=sorted(looped),
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from functools import lru_cache
 
 from .catalog import HTTP_CLIENTS, REBINDERS, SESSIONS, TOOL_SERVER_CLIENTS, Catalog
 from .imports import ImportMap
@@ -26,6 +27,14 @@ Def = ast.FunctionDef | ast.AsyncFunctionDef
 _ROUNDS = 3
 
 
+@lru_cache(maxsize=4096)
+def _parse_annotation(text: str) -> ast.expr | None:
+    try:
+        return ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+
+
 class Values:
     """The kind of value (``"openai"``, ``"langchain"``, ``"guardkit"``...) names hold."""
 
@@ -35,6 +44,14 @@ class Values:
         self.catalog = catalog
         self.module = module
         self.classes: dict[str, ast.ClassDef] = {}
+        self._chains: dict[ast.AST, list[ast.AST]] = {}
+        gates = catalog.gates
+        #: local names through which a gate of the catalog can be reached (usually none)
+        self._gate_roots = {
+            local
+            for local, qualname in imports.names.items()
+            if qualname in gates or any(g.startswith(qualname + ".") for g in gates)
+        }
         self.scopes: dict[ast.AST, dict[str, str]] = defaultdict(dict)
         self.attrs: dict[ast.ClassDef, dict[str, str]] = defaultdict(dict)
         self.returns: dict[ast.AST, str] = {}
@@ -48,6 +65,10 @@ class Values:
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         self.methods[node][item.name] = item
+        # parameters are bound from their annotations once; the other bindings go round to a
+        # fixed point (a value assigned late in the module can feed one used earlier)
+        for func in tree.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+            self._bind_parameters(func)
         nodes = tree.nodes(*_BINDING_NODES)
         for _ in range(_ROUNDS):
             before = self._size()
@@ -76,6 +97,8 @@ class Values:
     def has_gate(self, call: ast.Call) -> bool:
         """Whether a guardkit integration (the catalog's ``gates``) is among the arguments, as in
         ``create_agent(..., middleware=[GuardMiddleware()])`` or ``guard_server(mcp)``."""
+        if not self._gate_roots:
+            return False
         parts = [*call.args, *(k.value for k in call.keywords)]
         if isinstance(call.func, ast.Attribute):
             parts.append(call.func.value)
@@ -95,9 +118,19 @@ class Values:
             return GUARDKIT
         known = self.catalog.client_kind(qualname) or TOOL_SERVER_CLIENTS.get(qualname)
         known = known or HTTP_CLIENTS.get(qualname)
-        if known is None and qualname.rpartition(".")[2][:1].isupper():
+        if known is None and self._in_project(qualname):
             return CLASS + qualname
         return known
+
+    def _in_project(self, qualname: str) -> bool:
+        """A class of this project: defined here, or in a module of the same top-level package
+        (how a relative import resolves); classes of other libraries are not followed."""
+        head, _, last = qualname.rpartition(".")
+        if not last[:1].isupper():
+            return False
+        if not self.module:
+            return head in {"", self.module}
+        return qualname.partition(".")[0] == self.module.partition(".")[0]
 
     def kind(self, expr: ast.AST, at: ast.AST) -> str | None:
         """The kind of value ``expr`` (located inside ``at``) evaluates to, if known."""
@@ -128,10 +161,8 @@ class Values:
         if ann is None:
             return None
         if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-            try:
-                return self.annotation_kind(ast.parse(ann.value, mode="eval").body)
-            except SyntaxError:
-                return None
+            parsed = _parse_annotation(ann.value)
+            return self.annotation_kind(parsed) if parsed is not None else None
         if isinstance(ann, ast.Subscript):
             inner = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
             return next((k for k in map(self.annotation_kind, inner) if k), None)
@@ -176,12 +207,14 @@ class Values:
         return None
 
     def _chain(self, at: ast.AST) -> list[ast.AST]:
-        chain: list[ast.AST] = [
-            p for p, _ in self.tree.ancestors(at) if isinstance(p, FUNCTION_NODES)
-        ]
-        if isinstance(at, FUNCTION_NODES):
-            chain.insert(0, at)
-        chain.append(self.tree.module)
+        """The scopes a name used at ``at`` is looked up in, innermost first."""
+        inner = at if isinstance(at, FUNCTION_NODES) else self.tree.function_of(at)
+        chain = self._chains.get(inner)
+        if chain is None:
+            chain = [inner] if inner is not self.tree.module else []
+            chain += [p for p, _ in self.tree.ancestors(inner) if isinstance(p, FUNCTION_NODES)]
+            chain.append(self.tree.module)
+            self._chains[inner] = chain
         return chain
 
     # -- binding ----------------------------------------------------------------------------
@@ -192,8 +225,6 @@ class Values:
             for item in node.items:
                 if item.optional_vars is not None:
                     self._store(item.optional_vars, self.kind(item.context_expr, node), node)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            self._bind_parameters(node)
         elif isinstance(node, ast.Return) and node.value is not None:
             found = self.kind(node.value, node)
             if found:
@@ -268,8 +299,6 @@ _BINDING_NODES = (
     ast.NamedExpr,
     ast.With,
     ast.AsyncWith,
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
     ast.Return,
     ast.Call,
 )
