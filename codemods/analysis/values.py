@@ -67,7 +67,8 @@ class Values:
                         self.methods[node][item.name] = item
         # parameters are bound from their annotations once; the other bindings go round to a
         # fixed point (a value assigned late in the module can feed one used earlier)
-        for func in tree.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+        defs: list[Def] = [*tree.nodes(ast.FunctionDef), *tree.nodes(ast.AsyncFunctionDef)]
+        for func in defs:
             self._bind_parameters(func)
         nodes = tree.nodes(*_BINDING_NODES)
         for _ in range(_ROUNDS):
