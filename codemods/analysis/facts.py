@@ -15,6 +15,7 @@ from .catalog import DEFAULT_CATALOG, SOURCE_READERS, Catalog
 from .dispatch import find_dispatch
 from .guards import Guards
 from .imports import ImportMap
+from .lookups import dynamic_dispatch
 from .loops import infinite_names, is_bounded
 from .project import Env, ProjectIndex
 from .risks import denial_escapes, model_supplied_costs
@@ -162,6 +163,8 @@ def analyze(
     guards = Guards(tree, values, imports, calls, env.gated)
     tools, dispatches = find_tools(guards, env.tools)
     more_tools, more_dispatches, raising = find_dispatch(guards, _agentic(tree, bool(calls.model)))
+    known = {id(d.node) for d in (*dispatches, *more_dispatches)} | {id(c) for c in raising}
+    more_dispatches += dynamic_dispatch(guards, known)
     escapes = {id(n): n for n in denial_escapes(tree, guards, calls, raising)}
     looped = [*calls.model, *helpers]
     return ModuleFacts(

@@ -36,6 +36,14 @@ Def = ast.FunctionDef | ast.AsyncFunctionDef
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: keyword arguments that hand tools to a model or an agent
 TOOL_KEYWORDS = frozenset({"tools", "functions", "toolsets"})
+#: keywords that describe a tool to a model (beside its ``name``)
+SPEC_KEYWORDS = frozenset(
+    {"desc", "description", "parameters", "schema", "input_schema", "instructions"}
+)
+#: keywords of a tool description that hold the function that runs the tool
+RUNNER_KEYWORDS = frozenset(
+    {"execute", "run", "invoke", "func", "fn", "function", "handler", "callback", "coroutine"}
+)
 #: calls that take tools positionally: qualified name or method name -> argument index
 TOOL_POSITIONS = {
     "langgraph.prebuilt.ToolNode": 0,
@@ -134,9 +142,22 @@ def _elements(expr: ast.expr, values: Values) -> list[str]:
     return [name] if name else []
 
 
+def _spec_callables(call: ast.Call) -> list[ast.expr]:
+    """``ToolSpec(name="shell", desc=..., execute=run_shell)``: a tool described for a model by
+    name and schema or description, with the function that runs it."""
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    name = keywords.get("name")
+    if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+        return []
+    if not SPEC_KEYWORDS & keywords.keys():
+        return []
+    return [v for k, v in keywords.items() if isinstance(v, ast.Name) and k in RUNNER_KEYWORDS]
+
+
 def tool_arguments(call: ast.Call, values: Values) -> list[ast.expr]:
     """The arguments of ``call`` that hand tools to a model or an agent."""
     found = [k.value for k in call.keywords if k.arg in TOOL_KEYWORDS]
+    found += _spec_callables(call)
     name = values.qualify(dotted(call.func)) or ""
     method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
     position = TOOL_POSITIONS.get(name, TOOL_POSITIONS.get(method))

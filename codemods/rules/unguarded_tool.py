@@ -427,6 +427,34 @@ class UnguardedTool(Rule):
                     return TOOLS[block.name]().execute(**block.input)
                 """,
         ),
+        Invalid(
+            code="""
+            import anthropic
+            import subprocess
+            from .base import ToolSpec
+            def execute_shell(code: str) -> str:
+                return subprocess.run(code, shell=True, capture_output=True).stdout
+            def examples() -> str:
+                return "ls"
+            tool = ToolSpec(name="shell", desc="Run a command", execute=execute_shell, examples=examples)
+            """,
+            line=4,
+            column=0,
+            note="a tool spec: name, description and the function that runs it",
+            expected_fix="""
+                import anthropic
+                import subprocess
+                from .base import ToolSpec
+                import guardkit
+
+                @guardkit.tool()
+                def execute_shell(code: str) -> str:
+                    return subprocess.run(code, shell=True, capture_output=True).stdout
+                def examples() -> str:
+                    return "ls"
+                tool = ToolSpec(name="shell", desc="Run a command", execute=execute_shell, examples=examples)
+                """,
+        ),
     )
 
     @classmethod

@@ -274,6 +274,34 @@ class UnguardedToolDispatch(Rule):
                     return function_map[name](**args)
                 """,
         ),
+        Invalid(
+            code="""
+            import anthropic
+            client = anthropic.Anthropic()
+            class ToolCollection:
+                def __init__(self, *tools):
+                    self.tool_map = {tool.name: tool for tool in tools}
+                async def run(self, *, name: str, tool_input: dict):
+                    tool = self.tool_map.get(name)
+                    return await tool(**tool_input)
+            """,
+            line=8,
+            column=21,
+            note="a table built by a comprehension, looked up by the tool name",
+        ),
+        Invalid(
+            code="""
+            import json
+            from openai import OpenAI
+            from .registry import get_function
+            client = OpenAI()
+            def handle(name: str, arguments: str):
+                return get_function(name)(**json.loads(arguments))
+            """,
+            line=6,
+            column=11,
+            note="a getter called with the tool name",
+        ),
     )
 
     @classmethod
