@@ -436,7 +436,7 @@ class UnguardedTool(Rule):
                 return subprocess.run(code, shell=True, capture_output=True).stdout
             def examples() -> str:
                 return "ls"
-            tool = ToolSpec(name="shell", desc="Run it", execute=execute_shell, examples=examples)
+            tool = ToolSpec(name="sh", desc="Run", execute=execute_shell, examples=examples)
             """,
             line=4,
             column=0,
@@ -452,7 +452,7 @@ class UnguardedTool(Rule):
                     return subprocess.run(code, shell=True, capture_output=True).stdout
                 def examples() -> str:
                     return "ls"
-                tool = ToolSpec(name="shell", desc="Run it", execute=execute_shell, examples=examples)
+                tool = ToolSpec(name="sh", desc="Run", execute=execute_shell, examples=examples)
                 """,
         ),
     )
