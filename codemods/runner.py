@@ -27,7 +27,7 @@ from .analysis.summary import Summary
 from .cache import ScanCache, digest
 from .config import Config
 from .findings import FileResult
-from .modules import is_test_path, module_name
+from .modules import TEST_DIRS, is_test_path, module_name
 from .scanner import analyse_source
 
 __all__ = ["Record", "discover", "project_envs", "scan_paths"]
@@ -64,12 +64,13 @@ def discover(
         if os.path.isfile(root):
             found.add(os.path.abspath(root))
             continue
+        skip = _SKIP_DIRS if include_tests else _SKIP_DIRS | TEST_DIRS
         for folder, dirs, files in os.walk(root):
-            dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS]
+            # pruning test folders here is is_test_path's folder rule, without a call per file
+            dirs[:] = [d for d in dirs if not d.startswith(".") and d not in skip]
             for name in files:
-                path = os.path.join(folder, name)
-                if name.endswith(".py") and (include_tests or not is_test_path(path, root)):
-                    found.add(os.path.abspath(path))
+                if name.endswith(".py") and (include_tests or not is_test_path(name)):
+                    found.add(os.path.abspath(os.path.join(folder, name)))
     return sorted(p for p in found if not _excluded(p, exclude))
 
 
@@ -129,6 +130,14 @@ def importing(words: list[str]) -> re.Pattern[bytes]:
     """An ``import``/``from`` line that names one of ``words`` (module names)."""
     names = b"|".join(re.escape(w.encode()) for w in words)
     return re.compile(rb"(?m)^[ \t]*(?:from|import)[ \t][^\n]*\b(?:" + names + rb")\b")
+
+
+def _module_of(qualname: str, modules: set[str]) -> str:
+    """The module among ``modules`` that defines ``qualname`` (empty when none does)."""
+    head = qualname
+    while head and head not in modules:
+        head = head.rpartition(".")[0]
+    return head
 
 
 def _parents(module: str) -> list[str]:
@@ -221,7 +230,8 @@ class _Run:
         for cls, facts in index.classes.items():
             if any(index.methods_of(cls, m, dynamic=True) & index.model for m in facts["methods"]):
                 names.add(f"{cls}.__class__")
-        modules = {self._module_of(q) for q in names} - {""}
+        known = {r.summary["module"] for r in self.records.values() if r.summary is not None}
+        modules = {_module_of(q, known) for q in names} - {""}
         targets = modules - self._backward_done
         self._backward_done.update(targets)
         if not targets:
@@ -247,13 +257,6 @@ class _Run:
             except OSError:
                 continue
         return found
-
-    def _module_of(self, qualname: str) -> str:
-        modules = {r.summary["module"] for r in self.records.values() if r.summary is not None}
-        head = qualname
-        while head and head not in modules:
-            head = head.rpartition(".")[0]
-        return head
 
     def final_phase(self) -> None:
         summaries = [r.summary for r in self.records.values() if r.summary is not None]

@@ -186,6 +186,7 @@ TOOL_BASES: dict[str, tuple[str, ...]] = {
     "langchain_core.tools.BaseTool": ("_run", "_arun"),
     "langchain.tools.BaseTool": ("_run", "_arun"),
     "crewai.tools.BaseTool": ("_run",),
+    "crewai_tools.BaseTool": ("_run",),
 }
 
 #: tool decorators and bases whose framework reads the tool's source (smolagents validates it,

@@ -9,6 +9,7 @@ types (``type(exc).__name__``), event kinds, keys read from configuration or typ
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 
 from .tree import Tree, dotted
 
@@ -38,6 +39,17 @@ def reads_tool_name(expr: ast.expr) -> bool:
     return not (isinstance(base, ast.Attribute) and base.attr == "__class__")
 
 
+@lru_cache(maxsize=1)
+def _assigned_names(tree: Tree) -> frozenset[tuple[ast.AST, str]]:
+    """``(function, variable)`` pairs assigned a tool name: ``name = call.function.name``."""
+    found: set[tuple[ast.AST, str]] = set()
+    for assign in tree.nodes(ast.Assign):
+        if reads_tool_name(assign.value):
+            func = tree.function_of(assign)
+            found.update((func, t.id) for t in assign.targets if isinstance(t, ast.Name))
+    return frozenset(found)
+
+
 def model_chosen(expr: ast.expr, tree: Tree) -> bool:
     """Whether ``expr`` is (or holds) a tool name the model chose."""
     if reads_tool_name(expr):
@@ -45,13 +57,8 @@ def model_chosen(expr: ast.expr, tree: Tree) -> bool:
     if not isinstance(expr, ast.Name):
         return False
     func = tree.function_of(expr)
-    if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    if expr.id in NAME_FIELDS and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         params = [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]
-        if any(p.arg == expr.id and p.arg in NAME_FIELDS for p in params):
+        if any(p.arg == expr.id for p in params):
             return True
-    for assign in tree.nodes(ast.Assign):
-        if tree.function_of(assign) is not func or not reads_tool_name(assign.value):
-            continue
-        if any(isinstance(t, ast.Name) and t.id == expr.id for t in assign.targets):
-            return True
-    return False
+    return (func, expr.id) in _assigned_names(tree)
