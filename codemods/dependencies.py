@@ -35,7 +35,9 @@ def _add_to_array(text: str) -> str | None:
         header = section.end()
         return f"{text[:header]}\ndependencies = [{_REQUIREMENT}]{text[header:]}"
     start = section.end() + found.end()
-    close = text.index("]", start)
+    close = _closing_bracket(text, start)
+    if close < 0:
+        return None
     inside = text[start:close]
     if "\n" not in inside:
         sep = ", " if inside.strip() else ""
@@ -48,6 +50,29 @@ def _add_to_array(text: str) -> str | None:
     return f"{text[:start]}{body}{comma}\n{pad}{_REQUIREMENT},\n{text[close:]}"
 
 
+def _closing_bracket(text: str, start: int) -> int:
+    """Index of the ``]`` closing the array that starts at ``start`` (strings, with their own
+    brackets as in ``"crewai[tools]"``, and comments skipped); -1 when there is none."""
+    quote = ""
+    index = start
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "\\" and quote == '"':
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char == "#":
+            newline = text.find("\n", index)
+            index = len(text) if newline < 0 else newline
+        elif char == "]":
+            return index
+        index += 1
+    return -1
+
+
 def _add_to_poetry(text: str) -> str | None:
     section = re.search(r"(?m)^\[tool\.poetry\.dependencies\]\s*$", text)
     if section is None:
@@ -55,12 +80,26 @@ def _add_to_poetry(text: str) -> str | None:
     return f'{text[: section.end()]}\nguardkit = "*"{text[section.end() :]}'
 
 
+def _parses_with_guardkit(text: str) -> bool:
+    """Never write a file the next reader cannot parse, or that does not list guardkit."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return False
+    project = data.get("project", {})
+    poetry = data.get("tool", {}).get("poetry", {}).get("dependencies")
+    return _listed(project.get("dependencies")) or _listed(poetry)
+
+
 def add_dependency(root: Path) -> Path | None:
     """Add guardkit to the project at ``root``; the file changed, or ``None``."""
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         text = pyproject.read_text(encoding="utf-8")
-        data = tomllib.loads(text)
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            data = {}  # not ours to repair: fall through to requirements.txt
         project = data.get("project", {})
         poetry = data.get("tool", {}).get("poetry", {}).get("dependencies")
         if _listed(project.get("dependencies")) or _listed(poetry):
@@ -70,8 +109,7 @@ def add_dependency(root: Path) -> Path | None:
             changed = _add_to_array(text)
         elif poetry is not None:
             changed = _add_to_poetry(text)
-        if changed is not None:
-            tomllib.loads(changed)  # never write a file the next reader cannot parse
+        if changed is not None and _parses_with_guardkit(changed):
             pyproject.write_text(changed, encoding="utf-8")
             return pyproject
     requirements = root / "requirements.txt"

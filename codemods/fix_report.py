@@ -48,9 +48,12 @@ def finish(
     changed = [r for r in results if r.changed and r.error is None]
     if write and changed:
         if dependency:
-            edited = add_dependency(root)
-            if edited is not None:
-                echo(f"Added guardkit to the dependencies in {_shown(edited)}.")
+            # each changed file's own project (a monorepo has several)
+            projects = {_project_of(Path(r.path).resolve(), root) for r in changed}
+            for project in sorted(projects):
+                edited = add_dependency(project)
+                if edited is not None:
+                    echo(f"Added guardkit to the dependencies in {_shown(edited)}.")
         policy = root / FILE_NAME
         tools = [t for r in changed for t in r.tools]
         if policy.exists():
@@ -65,6 +68,17 @@ def finish(
             echo(f"  {path}:{finding.line}:{finding.column + 1}: {finding.rule} {finding.message}")
     if changed:
         echo(CONFIGURE)
+
+
+def _project_of(path: Path, root: Path) -> Path:
+    """The folder of the ``pyproject.toml`` or ``requirements.txt`` nearest above ``path``,
+    else ``root``."""
+    for folder in path.parents:
+        if (folder / "pyproject.toml").is_file() or (folder / "requirements.txt").is_file():
+            return folder
+        if folder == root:
+            break
+    return root
 
 
 def _shown(path: Path) -> str:

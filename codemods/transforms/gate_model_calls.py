@@ -1,7 +1,7 @@
 """GateModelCalls: run each ungated model call inside ``guardkit.model_turn()``.
 
 The statement holding the call (or the hand-written retry loop around it, so a retried attempt
-is not charged twice) is wrapped::
+is not charged twice) is wrapped (a ``with`` statement takes the gate as its first item)::
 
     with guardkit.model_turn():          # async with ... in a coroutine
         reply = client.messages.create(...)
@@ -73,6 +73,14 @@ class GateModelCalls(FindingCodemod):
             return result
         AddImportsVisitor.add_needed_import(self.context, "guardkit")
         is_async = bool(self._async) and self._async[-1]
+        if isinstance(result, cst.With) and (result.asynchronous is not None) == is_async:
+            # ``with client.messages.stream(...) as s:`` takes the gate as its first item:
+            # no block is re-indented
+            first = cst.WithItem(
+                item=cst.parse_expression(_GATE),
+                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+            )
+            return result.with_changes(items=[first, *result.items])  # type: ignore[return-value]
         gate = cst.With(
             items=[cst.WithItem(item=cst.parse_expression(_GATE))],
             body=cst.IndentedBlock(body=[result.with_changes(leading_lines=())]),

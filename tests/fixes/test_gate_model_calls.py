@@ -103,9 +103,8 @@ def test_with_statement_and_nested_function_in_loop() -> None:
             def helper():
                 with guardkit.model_turn():
                     return client.messages.create(model="m", messages=[])
-            with guardkit.model_turn():
-                with client.messages.stream(model="m", messages=[]) as stream:
-                    pass
+            with guardkit.model_turn(), client.messages.stream(model="m", messages=[]) as stream:
+                pass
         """,
     )
 

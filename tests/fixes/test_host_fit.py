@@ -22,6 +22,7 @@ import guardkit
 
 RUFF = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
 CROSSMODULE = Path(__file__).parents[1] / "static" / "data" / "crossmodule"
+EXTRAS = '[project]\nname = "a"\ndependencies = [\n    "crewai[tools]>=0.1",  # [x]\n    "x",\n]\n'
 MULTI_LINE = '[project]\nname = "a"\ndependencies = [\n    "httpx",  # keep\n]\n'
 
 
@@ -118,6 +119,12 @@ def test_a_new_third_party_section_is_opened(tmp_path: Path, source: str) -> Non
             "pyproject.toml",
             ["httpx", "guardkit"],
             id="multi-line",
+        ),
+        pytest.param(
+            {"pyproject.toml": EXTRAS},
+            "pyproject.toml",
+            ["crewai[tools]>=0.1", "x", "guardkit"],
+            id="brackets-inside-strings",
         ),
         pytest.param(
             {"pyproject.toml": '[project]\nname = "a"\ndependencies = []\n'},
