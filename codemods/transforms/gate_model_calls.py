@@ -80,7 +80,7 @@ class GateModelCalls(FindingCodemod):
                 item=cst.parse_expression(_GATE),
                 comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
             )
-            return result.with_changes(items=[first, *result.items])  # type: ignore[return-value]
+            return result.with_changes(items=[first, *result.items])
         gate = cst.With(
             items=[cst.WithItem(item=cst.parse_expression(_GATE))],
             body=cst.IndentedBlock(body=[result.with_changes(leading_lines=())]),
