@@ -58,7 +58,7 @@ def find_tools(
         name = f"{owner.name}.{func.name}" if isinstance(owner, ast.ClassDef) else func.name
         if prefix + name in flowed and (owner is tree.module or isinstance(owner, ast.ClassDef)):
             gated = guards.function_gated(func)
-            how = "tool class" if isinstance(owner, ast.ClassDef) else "handed to a model"
+            how = "tool class" if isinstance(owner, ast.ClassDef) else "tool list or spec"
             tools.append(ToolSite(name=name, node=func, how=how, gated=gated, fixable=True))
     for call in tree.nodes(ast.Call):
         tools.extend(_constructed(guards, call))
