@@ -258,17 +258,24 @@ class _Run:
                 continue
         return found
 
-    def final_phase(self) -> None:
-        summaries = [r.summary for r in self.records.values() if r.summary is not None]
-        index = ProjectIndex(summaries)
-        redo: list[Task] = []
-        for path, record in self.records.items():
-            if record.summary is None:
-                continue
-            env = index.env(self.names[path])
-            if env.digest() != record.env:
-                redo.append((path, self.names[path], True, env))
-        self.run(redo)
+    def final_phase(self) -> ProjectIndex:
+        """Re-analyse modules whose environment changed, until none does (a module analysed in
+        its environment can tell the index more: the kinds of what it passes on)."""
+        index = ProjectIndex([])
+        for _ in range(_ROUNDS):
+            summaries = [r.summary for r in self.records.values() if r.summary is not None]
+            index = ProjectIndex(summaries)
+            redo: list[Task] = []
+            for path, record in self.records.items():
+                if record.summary is None:
+                    continue
+                env = index.env(self.names[path])
+                if env.digest() != record.env:
+                    redo.append((path, self.names[path], True, env))
+            if not redo:
+                break
+            self.run(redo)
+        return index
 
 
 def project_envs(
@@ -279,8 +286,7 @@ def project_envs(
     state = _Run(files, config, jobs or os.cpu_count() or 1, cache)
     state.first_phase(files, None)
     state.expand(files)
-    summaries = [r.summary for r in state.records.values() if r.summary is not None]
-    index = ProjectIndex(summaries)
+    index = state.final_phase()
     return {
         path: (state.names[path], index.env(state.names[path]))
         for path, record in state.records.items()

@@ -144,7 +144,7 @@ def analyze(
     """Analyse a parsed module named ``name`` in the project environment ``env``."""
     tree = Tree(module)
     imports = ImportMap(tree.nodes(ast.Import, ast.ImportFrom), name, is_package)
-    values = Values(tree, imports, catalog, name)
+    values = Values(tree, imports, catalog, name, env.kind_map() if env else None)
     calls = classify_calls(tree, values, imports)
     summary = summarize(tree, values, calls)
     if env is None:

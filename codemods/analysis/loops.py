@@ -194,15 +194,19 @@ def _unbounded_iterable(loop: ast.For | ast.AsyncFor, imports: ImportMap) -> boo
 
 
 def _waits_for_person(loop: ast.While | ast.For | ast.AsyncFor, imports: ImportMap) -> bool:
-    """A read-eval-print loop: every turn waits for a person to type (``input()``)."""
-    roots: list[ast.AST] = [*loop.body]
+    """A read-eval-print loop: every turn waits for a person to type (``input()``). A prompt
+    under an ``if`` (a confirmation only some turns ask for) does not count."""
+    stack: list[ast.AST] = [*loop.body]
     if isinstance(loop, ast.While):
-        roots.append(loop.test)
-    for node in _walk_same_scope(roots):
+        stack.append(loop.test)
+    while stack:
+        node = stack.pop()
         if isinstance(node, ast.Call):
             name = dotted(node.func)
             if name in _PROMPTS or imports.resolve(name) in _PROMPTS:
                 return True
+        if not isinstance(node, (*SCOPE_NODES, ast.If, ast.IfExp, ast.Match)):
+            stack.extend(ast.iter_child_nodes(node))
     return False
 
 

@@ -42,6 +42,16 @@ class Env:
     turns: frozenset[str] = field(default_factory=frozenset)
     #: the module's own retried provider helpers that are called somewhere (gated there)
     called: frozenset[str] = field(default_factory=frozenset)
+    #: ``(owner, name, kind)``: kinds of the parameters of the module's functions (from the
+    #: arguments their callers pass) and of the attributes of classes it uses
+    kinds: frozenset[tuple[str, str, str]] = field(default_factory=frozenset)
+
+    def kind_map(self) -> dict[str, dict[str, str]]:
+        """``kinds`` as ``owner -> {name: kind}`` (what ``Values`` reads)."""
+        found: dict[str, dict[str, str]] = {}
+        for owner, name, kind in sorted(self.kinds):
+            found.setdefault(owner, {})[name] = kind
+        return found
 
     def digest(self) -> str:
         data = [sorted(getattr(self, f)) for f in self.__slots__]
@@ -79,6 +89,7 @@ class ProjectIndex:
         self.model = self._propagate(lambda facts: facts["model"])
         steps = {c for s in self.modules.values() for c in s["counters"]}
         self.limit = self._propagate(lambda facts: any(name in steps for name in facts["limit"]))
+        self.params = self._parameter_kinds()
         self.tools = self._tools()
         self.gated = self._tools("gated") - self.tools
 
@@ -192,6 +203,41 @@ class ProjectIndex:
                 found.update(self._expand(name, set()))
         return frozenset(t for t in found if t in self.functions or t in self.classes)
 
+    def _parameter_kinds(self) -> dict[str, dict[str, str]]:
+        """``function -> {parameter: kind}`` from the kinds of the arguments callers pass."""
+        found: dict[str, dict[str, str]] = defaultdict(dict)
+        for summary in self.modules.values():
+            for ref, index, kind in summary["arguments"]:
+                target = self.canonical(ref)
+                offset = 1 if target in self.classes else 0
+                for func in self.targets(ref):
+                    params = self.functions[func]["params"]
+                    if offset or (
+                        params[:1] == ["self"] and func.rpartition(".")[0] in self.classes
+                    ):
+                        position = index + 1
+                    else:
+                        position = index
+                    if position < len(params):
+                        found[func].setdefault(params[position], kind)
+        return found
+
+    def _kinds(self, module: str, refs: set[str]) -> frozenset[tuple[str, str, str]]:
+        prefix = f"{module}." if module else ""
+        found = {
+            (func, name, kind)
+            for func, params in self.params.items()
+            if func.startswith(prefix)
+            for name, kind in params.items()
+        }
+        classes = {k[len("class:") :] for _, _, k in found if k.startswith("class:")}
+        classes |= {r[len("type:") :].rpartition(".")[0] for r in refs if r.startswith("type:")}
+        for cls in classes:
+            facts = self.classes.get(self.canonical(cls))
+            if facts:
+                found |= {(cls, attr, kind) for attr, kind in facts["attrs"].items()}
+        return frozenset(found)
+
     # -- per module ---------------------------------------------------------------------------
     def env(self, module: str) -> Env:
         summary = self.modules.get(module)
@@ -220,4 +266,5 @@ class ProjectIndex:
             gated=gated,
             turns=turns,
             called=called,
+            kinds=self._kinds(module, refs),
         )

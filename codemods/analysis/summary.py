@@ -20,7 +20,7 @@ from .calls import CallIndex
 from .loops import counters, raise_tests
 from .retries import retried
 from .tree import Tree, dotted
-from .values import CLASS, Values
+from .values import CLASS, FUNCTION, Values
 
 __all__ = [
     "MODULE_CODE",
@@ -63,12 +63,16 @@ class FunctionFacts(TypedDict):
     #: a retry decorator runs it again on errors (its callers are the model turn)
     retried: bool
     calls: list[str]
+    #: positional parameter names (what typed arguments of callers bind to)
+    params: list[str]
 
 
 class ClassFacts(TypedDict):
     bases: list[str]
     methods: list[str]
     protocol: bool
+    #: attribute -> kind of the value its methods store there (``self.llm = Llm(self)``)
+    attrs: dict[str, str]
 
 
 class Summary(TypedDict):
@@ -82,6 +86,8 @@ class Summary(TypedDict):
     gated: list[str]
     #: names the module steps (``n += 1``): counters
     counters: list[str]
+    #: ``[ref, parameter index, kind]``: known kinds of arguments passed to project functions
+    arguments: list[tuple[str, int, str]]
     #: refs called inside ``while`` loops (what could make one a model loop, or bound it)
     looped: list[str]
 
@@ -111,6 +117,9 @@ def call_ref(call: ast.Call, values: Values) -> str | None:
     """The ref of the function a call runs (see the module docstring), when it can be named."""
     func = call.func
     if isinstance(func, ast.Attribute):
+        held = values.kind(func, call)
+        if held and held.startswith(FUNCTION):
+            return held[len(FUNCTION) :]  # ``self.complete(...)`` with ``self.complete = f``
         receiver = func.value
         if isinstance(receiver, ast.Name) and receiver.id in {"self", "cls"}:
             cls = values.tree.class_of(call)
@@ -187,7 +196,10 @@ def _collections(tree: Tree, values: Values) -> dict[str, list[str]]:
 def _class_facts(node: ast.ClassDef, values: Values) -> ClassFacts:
     bases = [b for b in (values.qualify(dotted(base)) for base in node.bases) if b]
     methods = [item.name for item in node.body if isinstance(item, _DEFS)]
-    return ClassFacts(bases=bases, methods=methods, protocol=bool(_PROTOCOL_BASES & set(bases)))
+    protocol = bool(_PROTOCOL_BASES & set(bases))
+    return ClassFacts(
+        bases=bases, methods=methods, protocol=protocol, attrs=dict(values.attrs.get(node, {}))
+    )
 
 
 def _raising_ifs(tree: Tree) -> set[ast.If]:
@@ -221,9 +233,11 @@ def summarize(tree: Tree, values: Values, calls: CallIndex) -> Summary:
                 limit=sorted(set(tests.get(func, ()))),
                 retried=retried(func, values.imports),
                 calls=[],
+                params=[a.arg for a in (*func.args.posonlyargs, *func.args.args)],
             )
     top = qualified(module, MODULE_CODE)
-    functions[top] = FunctionFacts(model=False, limit=[], retried=False, calls=[])
+    functions[top] = FunctionFacts(model=False, limit=[], retried=False, calls=[], params=[])
+    arguments: set[tuple[str, int, str]] = set()
     ungated = {id(c.node) for c in calls.model if not c.gated}
     tools: list[str] = []
     gated: list[str] = []
@@ -238,6 +252,11 @@ def summarize(tree: Tree, values: Values, calls: CallIndex) -> Summary:
         ref = call_ref(call, values)
         if ref and ref not in facts["calls"]:
             facts["calls"].append(ref)
+        if ref and ":" not in ref:
+            for index, arg in enumerate(call.args):
+                kind = values.kind(arg, call) if not isinstance(arg, ast.Starred) else None
+                if kind:
+                    arguments.add((ref, index, kind))
         if ref and any(isinstance(c.loop, ast.While) for c in tree.loops_of(call)):
             looped.add(ref)
     classes = {
@@ -254,5 +273,6 @@ def summarize(tree: Tree, values: Values, calls: CallIndex) -> Summary:
         tools=sorted(set(tools)),
         gated=sorted(set(gated)),
         counters=sorted(counters(tree)),
+        arguments=sorted(arguments),
         looped=sorted(looped),
     )

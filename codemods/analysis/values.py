@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from collections.abc import Mapping
 from functools import lru_cache
 
 from .catalog import HTTP_CLIENTS, REBINDERS, SESSIONS, TOOL_SERVER_CLIENTS, Catalog
 from .imports import ImportMap
 from .tree import FUNCTION_NODES, Tree, dotted
 
-__all__ = ["CLASS", "GATED", "GUARDKIT", "Values"]
+__all__ = ["CLASS", "FUNCTION", "GATED", "GUARDKIT", "Values"]
 
 GUARDKIT = "guardkit"
 #: the kind of a client, agent or server built with a guardkit integration: gated
 GATED = "gated"
+#: prefix of the "kind" of a reference to a project function (``self.complete = complete``)
+FUNCTION = "function:"
 #: prefix of the kind of an instance of a class that is not in the catalog
 CLASS = "class:"
 Def = ast.FunctionDef | ast.AsyncFunctionDef
@@ -38,8 +41,18 @@ def _parse_annotation(text: str) -> ast.expr | None:
 class Values:
     """The kind of value (``"openai"``, ``"langchain"``, ``"guardkit"``...) names hold."""
 
-    def __init__(self, tree: Tree, imports: ImportMap, catalog: Catalog, module: str = "") -> None:
+    def __init__(
+        self,
+        tree: Tree,
+        imports: ImportMap,
+        catalog: Catalog,
+        module: str = "",
+        project: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> None:
         self.tree = tree
+        #: from the project index: ``function qualname -> {parameter: kind}`` and
+        #: ``class qualname -> {attribute: kind}`` (``Env.kinds``)
+        self.project = project or {}
         self.imports = imports
         self.catalog = catalog
         self.module = module
@@ -83,6 +96,24 @@ class Values:
         return scopes, sum(len(a) for a in self.attrs.values()), len(self.returns)
 
     # -- evaluation -------------------------------------------------------------------------
+    def _attribute_kind(self, expr: ast.Attribute, at: ast.AST) -> str | None:
+        """``self.client``, or ``session.model`` on an instance of a project class (its
+        attributes from this module, or from the project index)."""
+        if isinstance(expr.value, ast.Name) and expr.value.id in {"self", "cls"}:
+            cls = self.tree.class_of(at)
+            return self.attrs[cls].get(expr.attr) if cls else None
+        base = self.kind(expr.value, at)
+        if not (base and base.startswith(CLASS)):
+            return None
+        qualname = base[len(CLASS) :]
+        local = self.classes.get(qualname.rpartition(".")[2])
+        if local is not None and self._local(local.name) == qualname:
+            return self.attrs[local].get(expr.attr)
+        return self.project.get(qualname, {}).get(expr.attr)
+
+    def _local(self, name: str) -> str:
+        return f"{self.module}.{name}" if self.module else name
+
     def qualify(self, name: str | None) -> str | None:
         """The qualified name of a dotted local name: imported, or defined in this module."""
         if name is None:
@@ -139,12 +170,14 @@ class Values:
             for scope in self._chain(at):
                 if expr.id in self.scopes.get(scope, {}):
                     return self.scopes[scope][expr.id]
+            if expr.id in self.functions:
+                return FUNCTION + self._local(expr.id)
+            if expr.id == "self":
+                cls = self.tree.class_of(at)
+                return CLASS + self._local(cls.name) if cls else None
             return None
         if isinstance(expr, ast.Attribute):
-            if isinstance(expr.value, ast.Name) and expr.value.id in {"self", "cls"}:
-                cls = self.tree.class_of(at)
-                return self.attrs[cls].get(expr.attr) if cls else None
-            return None
+            return self._attribute_kind(expr, at)
         if isinstance(expr, ast.Call):
             return self._call_kind(expr, at)
         if isinstance(expr, ast.Await):
@@ -265,8 +298,11 @@ class Values:
         defaults: list[ast.expr | None] = [None] * (len(args.posonlyargs) + len(args.args))
         defaults[len(defaults) - len(args.defaults) :] = args.defaults
         defaults += args.kw_defaults
+        owner = self.tree.parent(func)
+        name = f"{owner.name}.{func.name}" if isinstance(owner, ast.ClassDef) else func.name
+        given = self.project.get(self._local(name), {})
         for param, default in zip(params, defaults, strict=True):
-            found = self.annotation_kind(param.annotation)
+            found = self.annotation_kind(param.annotation) or given.get(param.arg)
             if found is None and default is not None:
                 found = self.kind(default, func)
             if found:

@@ -365,4 +365,54 @@ INVALID: tuple[Invalid, ...] = (
                     messages.append(reply["choices"][0]["message"])
             """,
     ),
+    Invalid(
+        code="""
+            import litellm
+            def complete(messages):
+                return litellm.completion(model="m", messages=messages)
+            class Llm:
+                def __init__(self):
+                    self.completions = complete
+                def run(self, messages):
+                    while True:
+                        messages.append(self.completions(messages))
+        """,
+        line=8,
+        column=8,
+        note="a model call behind a function held in an attribute",
+        expected_fix="""
+            import litellm
+            def complete(messages):
+                return litellm.completion(model="m", messages=messages)
+            class Llm:
+                def __init__(self):
+                    self.completions = complete
+                def run(self, messages):
+                    for _gk_turns in range(25):
+                        messages.append(self.completions(messages))
+        """,
+    ),
+    Invalid(
+        code="""
+            import anthropic
+            client = anthropic.Anthropic()
+            def respond(messages, auto_run=False):
+                while True:
+                    messages.append(client.messages.create(model="m", messages=messages))
+                    if not auto_run and input("run it? ") != "y":
+                        break
+        """,
+        line=4,
+        column=4,
+        note="a prompt that only some turns ask for does not make a REPL",
+        expected_fix="""
+            import anthropic
+            client = anthropic.Anthropic()
+            def respond(messages, auto_run=False):
+                for _gk_turns in range(25):
+                    messages.append(client.messages.create(model="m", messages=messages))
+                    if not auto_run and input("run it? ") != "y":
+                        break
+        """,
+    ),
 )

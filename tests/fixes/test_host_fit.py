@@ -203,7 +203,7 @@ def shop(tmp_path: Path) -> Path:
 def test_fix_write_on_a_project(shop: Path) -> None:
     result = CliRunner().invoke(fix_command, [str(shop), "--write"])
     assert result.exit_code == 0, result.output
-    assert "changed 5 of 8 files" in result.output
+    assert "changed 6 of 10 files" in result.output
     deps = tomllib.loads((shop / "pyproject.toml").read_text())["project"]["dependencies"]
     assert deps == ["litellm", "guardkit"]
     policy = guardkit.load_policy((shop / "guardkit-policy.toml").read_text())
@@ -215,7 +215,7 @@ def test_fix_write_on_a_project(shop: Path) -> None:
         compile(path.read_text(), str(path), "exec")
     again = CliRunner().invoke(fix_command, [str(shop)])
     assert again.exit_code == 0, again.output
-    assert "would change 0 of 8 files" in again.output
+    assert "would change 0 of 10 files" in again.output
 
 
 def test_no_dependency_and_an_existing_policy_is_kept(shop: Path) -> None:

@@ -1,7 +1,8 @@
 """Whole-project analysis on a fixture project written in the shapes real agent code has: a
 tool list built in one package and handed to the model in another module, an agent loop whose
-model call sits two methods away behind the project's own Protocol, a loop bounded in the
-method it calls; tests excluded by default; the cache re-analyses what a change affects."""
+model call sits two methods away behind the project's own Protocol, a loop whose session
+arrives as an unannotated parameter from another module, a loop bounded in the method it
+calls; tests excluded by default; the cache re-analyses what a change affects."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ EXPECTED = {
     ("shop/agent.py", 19, "GK101", "self.step"),
     ("shop/main.py", 7, "GK102", "completion"),
     ("shop/models.py", 11, "GK102", "litellm.completion"),
+    ("shop/responder.py", 7, "GK101", "session.model.query"),
     ("shop/tools/catalog.py", 1, "GK201", "lookup_price"),
     ("shop/tools/orders.py", 4, "GK201", "cancel_order"),
 }
