@@ -222,6 +222,25 @@ class ProjectIndex:
                         found[func].setdefault(params[position], kind)
         return found
 
+    def relevant(self, kind: str, depth: int = 0) -> bool:
+        """Whether knowing a value's kind can change a finding: a catalog kind (a model
+        client, a guard), a function reaching a model or a limit, or a project class with such
+        a method or such an attribute. Other kinds stay out of ``Env`` (they would only cause
+        re-analysis)."""
+        if kind.startswith("function:"):
+            name = kind[len("function:") :]
+            return name in self.model or name in self.limit
+        if not kind.startswith("class:"):
+            return True
+        cls = self.canonical(kind[len("class:") :])
+        facts = self.classes.get(cls)
+        if facts is None or depth > 2:
+            return False
+        reach = self.model | self.limit
+        if any(self.methods_of(cls, m, dynamic=True) & reach for m in facts["methods"]):
+            return True
+        return any(self.relevant(k, depth + 1) for k in facts["attrs"].values())
+
     def _kinds(self, module: str, refs: set[str]) -> frozenset[tuple[str, str, str]]:
         prefix = f"{module}." if module else ""
         found = {
@@ -229,13 +248,18 @@ class ProjectIndex:
             for func, params in self.params.items()
             if func.startswith(prefix)
             for name, kind in params.items()
+            if self.relevant(kind)
         }
         classes = {k[len("class:") :] for _, _, k in found if k.startswith("class:")}
         classes |= {r[len("type:") :].rpartition(".")[0] for r in refs if r.startswith("type:")}
         for cls in classes:
             facts = self.classes.get(self.canonical(cls))
             if facts:
-                found |= {(cls, attr, kind) for attr, kind in facts["attrs"].items()}
+                found |= {
+                    (cls, attr, kind)
+                    for attr, kind in facts["attrs"].items()
+                    if self.relevant(kind)
+                }
         return frozenset(found)
 
     # -- per module ---------------------------------------------------------------------------
