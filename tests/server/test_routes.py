@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import contextlib
+import json
 import sqlite3
 from pathlib import Path
 

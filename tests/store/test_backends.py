@@ -5,8 +5,8 @@ The PostgreSQL case needs ``GUARDKIT_TEST_PG``; see ``tests/server/pg.py``.
 
 from __future__ import annotations
 
-import dataclasses
 import contextlib
+import dataclasses
 import sqlite3
 import threading
 from collections.abc import Iterator
