@@ -5,6 +5,7 @@ The PostgreSQL case needs ``GUARDKIT_TEST_PG``; see ``tests/server/pg.py``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sqlite3
 import threading
@@ -193,7 +194,10 @@ def test_a_budget_beyond_64_bits_is_a_policy_error(store: Store) -> None:
 
 def _execute(store_url: str, sql: str) -> None:
     if store_url.startswith("sqlite:///"):
-        with sqlite3.connect(store_url.removeprefix("sqlite:///")) as conn:
+        with (
+            contextlib.closing(sqlite3.connect(store_url.removeprefix("sqlite:///"))) as conn,
+            conn,
+        ):
             conn.execute(sql)
         return
     import psycopg
