@@ -1,31 +1,29 @@
 """Which tools the sources hold: the static pass of ``guardkit scan``, with its verdicts.
 
-The coverage table lists exactly what ``guardkit scan`` analyses: the same files (test code and
-the ``[tool.guardkit]`` ``exclude`` patterns left out, the same ``tool-decorators``), the same
-tools, the same gated verdict. This module is the plugin's one seam to ``guardkit.codemods``.
+The coverage table lists exactly what ``guardkit scan`` analyses: the same files (its file walk
+and its rule for test code, ``guardkit.codemods.is_test_path``, the ``[tool.guardkit]``
+``exclude`` patterns and ``tool-decorators``), the same whole-project analysis (tools handed to
+a model in another module, guardkit integrations as gates), the same gated verdict. This module
+is the plugin's one seam to ``guardkit.codemods``; the rest of the plugin only sees
+``StaticTool``.
 
-The static pass is to export that answer for a whole project as one call,
-``guardkit.codemods.project_tools(paths, root=root)`` (see ``StaticTool`` for what it returns).
-Until it does, ``project_tools`` below builds it from the per-module analysis the scan rules read
-(``guardkit.codemods.analysis.facts.analyze``) and mirrors the scan's file walk and its rule for
-test code (``guardkit.codemods.is_test_path`` on the static pass's side); the rest of the plugin
-only sees ``StaticTool``.
+``guardkit.codemods`` has no public call for "every tool in these sources, with whether it is
+gated" yet: ``project_tools`` below is that call, built from the scan's own steps (``discover``,
+``project_envs``, then each module's ``analyze`` in its project environment). It is meant to
+become ``guardkit.codemods.project_tools(paths, root=...)``, returning these fields.
 """
 
 from __future__ import annotations
 
 import ast
-import fnmatch
 import os
-from collections.abc import Iterator, Sequence
+import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["StaticTool", "is_test_path", "project_tools"]
+__all__ = ["StaticTool", "project_tools"]
 
-#: Folders whose contents are test code, and folders no project's own code lives in.
-_TEST_DIRS = frozenset({"tests", "test"})
-_SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages"})
 #: Keywords of tool decorators and constructors that set the name a model calls the tool by.
 _NAME_KEYWORDS = frozenset({"name", "name_override"})
 
@@ -46,44 +44,16 @@ class StaticTool:
     keys: tuple[str, ...]
 
 
-def is_test_path(path: str, root: str) -> bool:
-    """A ``conftest.py``, a ``test_*.py`` / ``*_test.py`` file, or a file under a ``tests`` or
-    ``test`` folder below ``root``."""
-    relative = os.path.relpath(path, root).replace(os.sep, "/")
-    folder, _, name = relative.rpartition("/")
-    if name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
-        return True
-    return any(part in _TEST_DIRS for part in folder.split("/"))
-
-
-def _files(paths: Sequence[Path], exclude: tuple[str, ...], root: str) -> Iterator[str]:
-    """Python files under ``paths``; a file named explicitly is always kept."""
-    found: set[str] = set()
-    for base in paths:
-        if base.is_file():
-            found.add(os.path.abspath(base))
-            continue
-        for folder, dirs, files in os.walk(base):
-            dirs[:] = [
-                d
-                for d in dirs
-                if not d.startswith(".")
-                and d not in _SKIP_DIRS
-                and d not in _TEST_DIRS
-                and not os.path.isfile(os.path.join(folder, d, "pyvenv.cfg"))  # a virtualenv
-            ]
-            for name in files:
-                path = os.path.abspath(os.path.join(folder, name))
-                if name.endswith(".py") and not is_test_path(path, str(base)):
-                    found.add(path)
-    for path in sorted(found):
-        shown = os.path.relpath(path, root).replace(os.sep, "/")
-        if not any(
-            fnmatch.fnmatch(candidate, pattern)
-            for pattern in exclude
-            for candidate in (shown, path, os.path.basename(path))
-        ):
-            yield path
+def _in_virtualenv(path: str, roots: Sequence[Path]) -> bool:
+    """Under a virtualenv (a folder with ``pyvenv.cfg``) or ``site-packages`` below a source."""
+    folder = os.path.dirname(path)
+    tops = {os.path.abspath(r) for r in roots}
+    while folder not in tops and os.path.dirname(folder) != folder:
+        name = os.path.basename(folder)
+        if name == "site-packages" or os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
+            return True
+        folder = os.path.dirname(folder)
+    return False
 
 
 def _def_line(node: ast.AST) -> int:
@@ -126,21 +96,21 @@ def project_tools(paths: Sequence[Path], *, root: Path) -> list[StaticTool]:
     ``ValueError`` for a malformed table.
     """
     from guardkit.codemods.analysis.facts import analyze  # type: ignore[import-not-found,unused-ignore]
-    from guardkit.codemods.analysis.prefilter import might_match  # type: ignore[import-not-found,unused-ignore]
     from guardkit.codemods.config import find_pyproject, load_config  # type: ignore[import-not-found,unused-ignore]
+    from guardkit.codemods.runner import discover, project_envs  # type: ignore[import-not-found,unused-ignore]
 
     config = load_config(find_pyproject(root))
+    files = discover([str(p) for p in paths], config.exclude)
+    # The scan walks a virtualenv that is not a hidden folder; a test session must not.
+    files = [f for f in files if not _in_virtualenv(f, paths)]
     found: list[StaticTool] = []
-    for path in _files(paths, config.exclude, str(root)):
-        data = Path(path).read_bytes()
-        if not might_match(data, config.catalog):
-            continue
-        try:
-            module = ast.parse(data, filename=path)
-        except (SyntaxError, ValueError):
-            continue
+    for path, (name, env) in sorted(project_envs(files, config, jobs=1).items()):
+        with warnings.catch_warnings():  # the scan ignores them too (the host's own code)
+            warnings.simplefilter("ignore")
+            module = ast.parse(Path(path).read_bytes(), filename=path)
+        package = path.endswith("__init__.py")
         tables = _table_keys(module)
-        for site in analyze(module, config.catalog).tools:
+        for site in analyze(module, config.catalog, name=name, is_package=package, env=env).tools:
             short = site.name.rpartition(".")[2]
             keys = tables.get(short, set()) | _decorator_names(site.node)
             found.append(

@@ -8,7 +8,7 @@ from typing import Any
 
 # guardkit.codemods pulls in libcst.codemod (~0.6 s); in-process runs drop modules first imported
 # inside them, so import the static pass once here and let every inner run reuse it.
-import guardkit.codemods.analysis.facts  # noqa: F401
+import guardkit.codemods.runner  # noqa: F401
 import pytest
 
 
