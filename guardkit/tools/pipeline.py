@@ -17,32 +17,29 @@ from guardkit.checks.checkset import CheckSet
 from guardkit.checks.labels import label_arguments
 from guardkit.checks.runtime import Fence, enforcing
 from guardkit.decisions import (
-    Action,
-    ActionStatusName,
     DecisionDict,
     DecisionName,
     Denial,
-    DenyCode,
     Reason,
     SeverityName,
     describe_reason,
 )
-from guardkit.errors import ApprovalTimeout, GuardError, ToolDenied
+from guardkit.errors import GuardError, ToolDenied
 from guardkit.idempotency import Claim, Idempotency, Replay
 from guardkit.protocols import (
     AgentGuard,
     IdempotencyStore,
     KeepsIdempotency,
     RecordsLocalDenials,
-    WithdrawsActions,
 )
 from guardkit.provenance import current_provenance
+from guardkit.tools.asking import settle
 from guardkit.tools.binding import CallShape, bind_call, jsonable
 from guardkit.tools.flow import Flow, Op
 from guardkit.tools.handoff import Handoff, running
 from guardkit.tools.policy_checks import PolicyChecks
 
-__all__ = ["IDEMPOTENT_REPLAY", "LOCAL_DENIAL_TOOL", "Call", "Steps", "end_wait"]
+__all__ = ["IDEMPOTENT_REPLAY", "LOCAL_DENIAL_TOOL", "Call", "Steps"]
 
 #: What an agent guard without ``deny_local`` (not ``LocalAgent`` or ``AgentClient``) is asked, so a
 #: local denial still lands in its ledger: an unlisted tool, denied and scarred by the guard.
@@ -209,35 +206,17 @@ class Steps:
             call.action_id = decision["action_id"]
             self._tell(call, decision["decision"])
             tracing.current_tool().decision(decision, agent_id=call.agent.agent_id)
-            if decision["decision"] == "pending_approval":
-                if not self.wait_for_approval:
-                    raise ToolDenied(call.action_id, {"code": "pending_approval"})
-                yield from self._wait(call)
-            elif decision["decision"] != "allowed":
+            if decision["decision"] == "pending_approval" and not self.wait_for_approval:
+                raise ToolDenied(call.action_id, {"code": "pending_approval"})
+            decision = yield from settle(
+                call.agent, decision, approval_timeout=self.approval_timeout, poll=self.poll
+            )
+            self._tell(call, decision["decision"])
+            if decision["decision"] != "allowed":
                 raise ToolDenied(call.action_id, decision.get("reason") or {"code": "denied"})
         except BaseException:
             yield from self._release(call)
             raise
-
-    def _wait(self, call: Call) -> Flow[None]:
-        """Wait for a human; a timeout is a denial with ``approval_timeout``."""
-        assert call.action_id is not None
-        span = tracing.current_tool()
-        try:
-            with span.approval_wait(call.action_id, self.approval_timeout) as waiting:
-                final: ActionStatusName = yield Op(
-                    "wait_for_approval", (call.action_id, self.approval_timeout, self.poll)
-                )
-                waiting.status(final)
-        except ApprovalTimeout:
-            final, reason = yield from end_wait(call.agent, call.action_id, self.approval_timeout)
-            if final != "allowed":
-                self._tell(call, "denied")
-                raise ToolDenied(call.action_id, reason) from None
-        self._tell(call, "allowed" if final == "allowed" else "denied")
-        if final != "allowed":
-            action: Action = yield Op("action", (call.action_id,))
-            raise ToolDenied(call.action_id, action["reason"] or {"code": DenyCode.REJECTED.value})
 
     @staticmethod
     def _tell(call: Call, decision: DecisionName) -> None:
@@ -337,21 +316,3 @@ _CHECKS = {
 
 def _name(denial: Denial) -> SeverityName | None:
     return None if denial.severity is None else denial.severity.value
-
-
-def end_wait(
-    agent: AgentGuard, action_id: str, timeout: float
-) -> Flow[tuple[ActionStatusName, Reason]]:
-    """After a wait for a human timed out: withdraw the action so it ends denied in the ledger.
-
-    Returns the action's final status and why: ``allowed`` when a human approved it just in
-    time (the call goes ahead), else ``denied`` with the reason to show. An agent guard that
-    cannot withdraw leaves the action pending; the caller still treats it as timed out.
-    """
-    timed_out: Reason = {"code": DenyCode.APPROVAL_TIMEOUT.value, "timeout": timeout}
-    if not isinstance(agent, WithdrawsActions):
-        return "denied", timed_out
-    action: Action = yield Op("withdraw", (action_id, timeout))
-    if action["status"] in ("allowed", "completed"):
-        return "allowed", timed_out
-    return "denied", action["reason"] or timed_out
