@@ -29,7 +29,7 @@ def test_no_agent_fails_closed(calls):
 
 def test_the_environment_configures_an_embedded_guard(calls, tmp_path, monkeypatch):
     policy = tmp_path / "policy.toml"
-    policy.write_text('budget = 5\n[tools.send]\ncost = 1\n', encoding="utf-8")
+    policy.write_text("budget = 5\n[tools.send]\ncost = 1\n", encoding="utf-8")
     monkeypatch.setenv("GUARDKIT_AGENT", "env-bot")
     monkeypatch.setenv("GUARDKIT_DB", str(tmp_path / "env.db"))
     monkeypatch.setenv("GUARDKIT_POLICY", str(policy))

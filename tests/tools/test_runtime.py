@@ -92,11 +92,18 @@ def test_outside_a_call_and_other_threads_are_unfenced(outcomes):
 
 
 def test_install_adds_one_hook_only(monkeypatch):
+    import _posixsubprocess
+
+    original = _posixsubprocess.fork_exec
+    monkeypatch.setattr(_posixsubprocess, "fork_exec", original)  # restored afterwards
     added: list[object] = []
     monkeypatch.setattr(runtime, "_installed", [])
     runtime.install(added.append)
     runtime.install(added.append)
     assert added == [runtime._hook]
+    # multiprocessing's start methods call fork_exec unaudited: install wraps it, once.
+    assert _posixsubprocess.fork_exec is not original
+    assert _posixsubprocess.fork_exec.__qualname__.endswith("fork_exec")
 
 
 def test_fence_decisions_without_a_hook(tmp_path):
