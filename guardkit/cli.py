@@ -278,6 +278,8 @@ def pending(agent_id: str, db: str, as_json: bool) -> None:
     def render(rows: list[dict[str, Any]]) -> None:
         if not rows:
             click.echo("nothing pending")
+        from guardkit.decisions import describe_reason
+
         for item in rows:
             action = item["action"]
             click.echo(
@@ -285,6 +287,12 @@ def pending(agent_id: str, db: str, as_json: bool) -> None:
                 f"since {item['requested_at']}\n  input: "
                 f"{json.dumps(action['input'], ensure_ascii=False)}"
             )
+            why = action.get("approval_reason")
+            if why:
+                # A check, not the policy, sent this call here: say which and why.
+                click.echo(f"  asks a human because {describe_reason(why)}")
+                if why.get("sources"):
+                    click.echo(f"  labels: {', '.join(why['sources'])}")
 
     _emit(items, as_json, render)
 

@@ -41,6 +41,7 @@ from guardkit.decisions import (
     Verification,
 )
 from guardkit.errors import ApprovalTimeout, GuardError, GuardUnavailable
+from guardkit.policy import Policy
 
 __all__ = ["AdminClient", "AgentClient", "BackendClient"]
 
@@ -197,24 +198,25 @@ class AgentClient(_Http, AgentConveniences):
         self.agent_id = agent_id
         self.retries = retries
         self._path = f"/v1/agents/{_seg(agent_id)}"
+        self._policy: Policy | None = None
 
     def __repr__(self) -> str:
         return f"AgentClient({self.url!r}, {self.agent_id!r})"
 
     def _request_body(
-        self, tool: str, input: Any, cost: Any, key: str | None
+        self, tool: str, input: Any, cost: Any, key: str | None, approval: Reason | None = None
     ) -> tuple[dict[str, Any], dict[str, str] | None, str | None]:
         body: dict[str, Any] = {"tool": tool, "input": {} if input is None else input}
         if cost is not None:
             body["cost"] = cost
+        if approval is not None:
+            body["approval_reason"] = approval
         key = key or (uuid.uuid4().hex if self.retries > 0 else None)
         return body, ({"Idempotency-Key": key} if key else None), key
 
-    def request(
-        self, tool: str, input: Any = None, cost: Any = None, *, idempotency_key: str | None = None
+    def _post_request(
+        self, body: dict[str, Any], headers: dict[str, str] | None, key: str | None
     ) -> DecisionDict:
-        """Ask before acting: ``{"decision": "allowed" | "denied" | "pending_approval", ...}``."""
-        body, headers, key = self._request_body(tool, input, cost, idempotency_key)
         with tracing.guard_call_span("request", agent_id=self.agent_id):
             for attempt in range(self.retries + 1):
                 try:
@@ -226,11 +228,9 @@ class AgentClient(_Http, AgentConveniences):
                 return cast(DecisionDict, result)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def arequest(
-        self, tool: str, input: Any = None, cost: Any = None, *, idempotency_key: str | None = None
+    async def _apost_request(
+        self, body: dict[str, Any], headers: dict[str, str] | None, key: str | None
     ) -> DecisionDict:
-        """``request`` for async code."""
-        body, headers, key = self._request_body(tool, input, cost, idempotency_key)
         with tracing.guard_call_span("request", agent_id=self.agent_id):
             for attempt in range(self.retries + 1):
                 try:
@@ -243,6 +243,35 @@ class AgentClient(_Http, AgentConveniences):
                     continue
                 return cast(DecisionDict, result)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def request(
+        self, tool: str, input: Any = None, cost: Any = None, *, idempotency_key: str | None = None
+    ) -> DecisionDict:
+        """Ask before acting: ``{"decision": "allowed" | "denied" | "pending_approval", ...}``."""
+        return self._post_request(*self._request_body(tool, input, cost, idempotency_key))
+
+    async def arequest(
+        self, tool: str, input: Any = None, cost: Any = None, *, idempotency_key: str | None = None
+    ) -> DecisionDict:
+        """``request`` for async code."""
+        return await self._apost_request(*self._request_body(tool, input, cost, idempotency_key))
+
+    def request_approval(self, tool: str, input: Any, cost: Any, reason: Reason) -> DecisionDict:
+        """``request``, sending this one call to a human (``reason`` says why) if checks pass."""
+        return self._post_request(*self._request_body(tool, input, cost, None, reason))
+
+    async def arequest_approval(
+        self, tool: str, input: Any, cost: Any, reason: Reason
+    ) -> DecisionDict:
+        """``request_approval`` for async code."""
+        return await self._apost_request(*self._request_body(tool, input, cost, None, reason))
+
+    def policy(self) -> Policy:
+        """The agent's own policy, read once from the server (it never changes)."""
+        if self._policy is None:
+            data = self._call("GET", self._path + "/policy")
+            self._policy = Policy.from_dict(data["policy"])
+        return self._policy
 
     def report(self, action_id: str, status: str, detail: str = "") -> AgentStatus:
         """Report ``success`` or ``failure`` (``harmful`` is the operator's, 403 here)."""

@@ -169,6 +169,9 @@ class Action(TypedDict):
     input_sha256: str
     reason: Reason | None
     approved_by: str | None
+    #: Why this one call was sent to a human though its rule does not require approval (a
+    #: local check's reason, ``untrusted_provenance``), when it was; from the ledger.
+    approval_reason: NotRequired[Reason]
 
 
 class ConsumedAction(Action):
@@ -232,6 +235,8 @@ class PendingAction(TypedDict):
     tool: str
     input: Any
     cost: int
+    #: Why a human must decide this call, when a check (not the policy) asked; as on ``Action``.
+    approval_reason: NotRequired[Reason]
 
 
 class PendingItem(TypedDict):

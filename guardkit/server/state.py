@@ -106,7 +106,11 @@ class ServerState:
                 stored: DecisionDict = json.loads(record.result_json)
                 return stored
             decision = engine.request(
-                agent_id, body["tool"], body.get("input"), body.get("cost")
+                agent_id,
+                body["tool"],
+                body.get("input"),
+                body.get("cost"),
+                approval_reason=body.get("approval_reason"),
             ).to_dict()
             now = engine.clock()
             tx.idem_put(

@@ -31,7 +31,15 @@ T = TypeVar("T")
 #: The agent methods a step may ask for; ``call`` runs a blocking function (a store transaction,
 #: a DNS lookup) that ``adrive`` moves to a worker thread.
 OpName = Literal[
-    "request", "report", "status", "action", "wait_for_approval", "deny_local", "withdraw", "call"
+    "request",
+    "request_approval",
+    "report",
+    "status",
+    "action",
+    "wait_for_approval",
+    "deny_local",
+    "withdraw",
+    "call",
 ]
 
 
@@ -48,6 +56,7 @@ Flow = Generator[Op, Any, T]
 
 _ASYNC_NAMES = {
     "request": "arequest",
+    "request_approval": "arequest_approval",
     "report": "areport",
     "status": "astatus",
     "action": "aaction",

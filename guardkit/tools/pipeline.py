@@ -31,6 +31,7 @@ from guardkit.errors import ApprovalTimeout, GuardError, ToolDenied
 from guardkit.idempotency import Claim, Idempotency, Replay
 from guardkit.protocols import (
     AgentGuard,
+    AsksApproval,
     IdempotencyStore,
     KeepsIdempotency,
     RecordsLocalDenials,
@@ -68,6 +69,8 @@ class Call:
     fence: Fence | None = None
     #: The caller's tool call this call took over (``guardkit.tools.handoff``), if any.
     handed: Handoff | None = None
+    #: Why a local check wants a human to decide this one call (``AsksApproval``), if it does.
+    approval_reason: Reason | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -128,6 +131,12 @@ class Steps:
             else checks.run(raw, record)
         ) or label_arguments(checks, arguments, record)
         tool_input = {**arguments, "_guardkit": record} if record else dict(arguments)
+        approval: Reason | None = None
+        if denial is not None and denial.reason.get("needs") == "approval":
+            if isinstance(agent, AsksApproval):
+                approval, denial = denial.reason, None  # this one call goes to a human
+            elif checks.requires_approval:
+                denial = None  # pending anyway; the approver sees the labels in the input
         if denial is not None:
             yield from self._deny(agent, tool_input, denial)
         if callable(self.cost):
@@ -144,6 +153,7 @@ class Steps:
             cost=cost,
             fence=None if fence is None else replace(fence, blocked=[]),
             handed=handed,
+            approval_reason=approval,
         )
 
     def _deny(self, agent: AgentGuard, tool_input: dict[str, Any], denial: Denial) -> Flow[None]:
@@ -205,7 +215,16 @@ class Steps:
     def ask(self, call: Call) -> Flow[None]:
         """Request, and wait for a human if the guard says so. Raises ``ToolDenied``."""
         try:
-            decision: DecisionDict = yield Op("request", (self.name, call.input, call.cost))
+            decision: DecisionDict = (
+                (yield Op("request", (self.name, call.input, call.cost)))
+                if call.approval_reason is None
+                else (
+                    yield Op(
+                        "request_approval",
+                        (self.name, call.input, call.cost, call.approval_reason),
+                    )
+                )
+            )
             call.action_id = decision["action_id"]
             self._tell(call, decision["decision"])
             tracing.current_tool().decision(decision, agent_id=call.agent.agent_id)
