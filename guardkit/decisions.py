@@ -18,6 +18,7 @@ __all__ = [
     "DenyCode",
     "Denial",
     "Outcome",
+    "REPLAY_CODE",
     "SCAR_CAP",
     "Severity",
     "describe_reason",
@@ -92,6 +93,12 @@ class DenyCode(StrEnum):
     #: An allowed host that did not resolve: the world failed, not the agent (no scar).
     EGRESS_UNRESOLVED = "egress_unresolved"
     UNTRUSTED_PROVENANCE = "untrusted_provenance"
+
+
+#: The reason code of a request answered from its idempotency record (guardkit's): recorded as
+#: ``action_denied`` (nothing runs, nothing is charged) but not a denial: the agent's status does
+#: not count it in ``actions_denied``.
+REPLAY_CODE = "idempotent_replay"
 
 
 class ActionStatus(StrEnum):

@@ -18,6 +18,7 @@ from typing import Any, cast
 from guardkit import limits
 from guardkit._canonical import canonical_json, check_json_value, sha256_hex
 from guardkit.decisions import (
+    REPLAY_CODE,
     SCAR_CAP,
     Action,
     ActionStatus,
@@ -365,7 +366,8 @@ class Engine:
         was_pending = row.status == _PENDING
         tx.append(state, "action_denied", {"action_id": row.action_id, "reason": reason}, now)
         row.status, row.reason = _DENIED, reason
-        state.actions_denied += 1
+        if reason["code"] != REPLAY_CODE:  # a replayed result is recorded, not a denial
+            state.actions_denied += 1
         if was_pending:
             state.actions_pending -= 1
         tx.put_action(row)

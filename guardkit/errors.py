@@ -21,9 +21,10 @@
     │   ├── ConsumeMismatch
     │   ├── IdempotencyConflict
     │   └── IdempotencyInProgress
-    └── StoreError                        the store failed (500)
-        ├── LedgerTampered                an agent's ledger does not verify (503 quarantined)
-        └── GuardUnavailable              the guard could not be reached (HTTP client)
+    ├── StoreError                        the store failed (500)
+    │   ├── LedgerTampered                an agent's ledger does not verify (503 quarantined)
+    │   └── GuardUnavailable              the guard could not be reached (HTTP client)
+    └── SetupError                        Lineage's setup helpers: no server, token or access
 
     GuardStop(BaseException)              the agent must stop: not an error to handle or retry
     ├── NoAgentConfigured                 a guarded call site found no agent guard configured
@@ -66,6 +67,7 @@ __all__ = [
     "StoreError",
     "LedgerTampered",
     "GuardUnavailable",
+    "SetupError",
     "GuardStop",
     "NoAgentConfigured",
     "TurnDenied",
@@ -259,6 +261,19 @@ class GuardUnavailable(StoreError):
 
     status = 503
     code = "unavailable"
+
+
+class SetupError(_Fixed):
+    """Raised by ``connect_admin`` and ``find_admin_token`` (as Lineage's client does).
+
+    ``str(error)`` is the message alone: the sentence that says how to fix the setup.
+    """
+
+    status = 503
+    code = "setup"
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class NoAgentConfigured(GuardStop):

@@ -17,6 +17,7 @@ from guardkit.checks.checkset import CheckSet
 from guardkit.checks.labels import label_arguments
 from guardkit.checks.runtime import Fence, enforcing
 from guardkit.decisions import (
+    REPLAY_CODE,
     Action,
     ActionStatusName,
     DecisionDict,
@@ -49,7 +50,7 @@ __all__ = ["IDEMPOTENT_REPLAY", "LOCAL_DENIAL_TOOL", "Call", "Steps", "end_wait"
 #: local denial still lands in its ledger: an unlisted tool, denied and scarred by the guard.
 LOCAL_DENIAL_TOOL = "guardkit.local_denial"
 #: The reason code of a call answered from its idempotency record: recorded, nothing charged.
-IDEMPOTENT_REPLAY = "idempotent_replay"
+IDEMPOTENT_REPLAY = REPLAY_CODE
 _DETAIL_MAX = 2000
 
 
