@@ -75,6 +75,12 @@ def _error(response: httpx.Response) -> GuardError:
         code, message = str(body.get("code") or "http_error"), str(body.get("error") or "")
     else:
         code, message = "http_error", response.text[:200] or response.reason_phrase
+    if code == errors.TooManyWaits.code and response.status_code == 429:
+        try:
+            retry_after = float(response.headers.get("retry-after", "1"))
+        except ValueError:
+            retry_after = 1.0
+        return errors.TooManyWaits(message, retry_after)
     cls = _BY_CODE.get(code)
     if cls is not None and cls.status == response.status_code:
         error: GuardError = cls(message)
@@ -349,7 +355,8 @@ class AgentClient(_Http, AgentConveniences):
         """Block until the action is decided; returns its status (``allowed`` or ``denied``).
 
         Long-polls (``?wait=``), so a decision wakes it at once; against a server without
-        long-polling it falls back to asking every ``poll`` seconds. Says once (log
+        long-polling it falls back to asking every ``poll`` seconds, and a server holding all
+        the waits it allows (429) is asked again after its ``Retry-After``. Says once (log
         ``guardkit``, WARNING) what it waits for. Raises ``ApprovalTimeout`` after ``timeout``;
         the action stays pending (``withdraw`` ends it, as guarded tools and the loop do).
         """
@@ -362,12 +369,19 @@ class AgentClient(_Http, AgentConveniences):
                 left = deadline - time.monotonic()
                 wait = round(max(0.0, min(left, _WAIT_CHUNK)), 3)
                 started = time.monotonic()
-                action = self._call(
-                    "GET",
-                    path,
-                    params={"wait": wait} if wait > 0 else None,
-                    timeout=self.timeout + wait,
-                )
+                try:
+                    action = self._call(
+                        "GET",
+                        path,
+                        params={"wait": wait} if wait > 0 else None,
+                        timeout=self.timeout + wait,
+                    )
+                except errors.TooManyWaits as busy:
+                    # The server holds all the waits it allows: ask again when it says.
+                    time.sleep(max(0.0, min(busy.retry_after, deadline - time.monotonic())))
+                    if time.monotonic() >= deadline:
+                        raise ApprovalTimeout(action_id, timeout) from None
+                    continue
                 if action["status"] != "pending_approval":
                     return cast(ActionStatusName, action["status"])
                 announced = announced or announce_wait(
@@ -393,12 +407,18 @@ class AgentClient(_Http, AgentConveniences):
                 left = deadline - loop.time()
                 wait = round(max(0.0, min(left, _WAIT_CHUNK)), 3)
                 started = loop.time()
-                action = await self._acall(
-                    "GET",
-                    path,
-                    params={"wait": wait} if wait > 0 else None,
-                    timeout=self.timeout + wait,
-                )
+                try:
+                    action = await self._acall(
+                        "GET",
+                        path,
+                        params={"wait": wait} if wait > 0 else None,
+                        timeout=self.timeout + wait,
+                    )
+                except errors.TooManyWaits as busy:
+                    await asyncio.sleep(max(0.0, min(busy.retry_after, deadline - loop.time())))
+                    if loop.time() >= deadline:
+                        raise ApprovalTimeout(action_id, timeout) from None
+                    continue
                 if action["status"] != "pending_approval":
                     return cast(ActionStatusName, action["status"])
                 announced = announced or announce_wait(

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from guardkit import limits
-from guardkit._canonical import canonical_json, check_json_value, sha256_hex
+from guardkit._canonical import canonical_json, check_json_value, sha256_hex, text_problem
 from guardkit.decisions import (
     REPLAY_CODE,
     SCAR_CAP,
@@ -218,8 +218,7 @@ class Engine:
         tool's rule does not require approval, as a local check asks (``untrusted_provenance``):
         the ``approval_required`` record carries the reason, so the approver sees why.
         """
-        if not isinstance(tool, str) or not 1 <= len(tool) <= 128:
-            raise InvalidInput("tool names are strings of 1-128 characters")
+        _check_tool(tool)
         declared = limits.check_cost(cost)
         if approval_reason is not None:
             _check_reason(approval_reason, "an approval reason")
@@ -263,8 +262,7 @@ class Engine:
         a string ``code``; a terminated agent is denied with ``terminated`` instead, as any
         request would be.
         """
-        if not isinstance(tool, str) or not 1 <= len(tool) <= 128:
-            raise InvalidInput("tool names are strings of 1-128 characters")
+        _check_tool(tool)
         _check_reason(reason, "a denial reason")
         self._input_json(reason)
         input_json = self._input_json({} if input is None else input)
@@ -943,8 +941,19 @@ def _check_reason(reason: Any, what: str) -> None:
         raise InvalidInput(f"{what} is an object with a string code")
 
 
+def _check_tool(tool: Any) -> None:
+    if not isinstance(tool, str) or not 1 <= len(tool) <= 128:
+        raise InvalidInput("tool names are strings of 1-128 characters")
+    problem = text_problem(tool)
+    if problem is not None:
+        raise InvalidInput(f"tool name {problem}")
+
+
 def _check_text(value: Any, name: str, *, allow_empty: bool = False) -> None:
     if not isinstance(value, str) or (not allow_empty and not value.strip()):
         raise InvalidInput(f"{name} must be a non-empty string")
     if len(value) > 10_000:
         raise InvalidInput(f"{name} is longer than 10000 characters")
+    problem = text_problem(value)
+    if problem is not None:
+        raise InvalidInput(f"{name} {problem}")

@@ -9,6 +9,7 @@
     ├── PolicyError(ValueError)           a policy is malformed (.problems lists every one)
     ├── InvalidInput(ValueError)          bad arguments: costs, inputs, ids, severities
     ├── PayloadTooLarge                   a request body over the server's limit (413)
+    ├── TooManyWaits                      too many long-polls held at once (429, .retry_after)
     ├── NoAgentConfigured                 a guarded tool was called with no agent guard set
     ├── Forbidden                         the caller's role may not do this (403)
     ├── NotFound                          unknown agent (404)
@@ -53,6 +54,7 @@ __all__ = [
     "PolicyError",
     "InvalidInput",
     "PayloadTooLarge",
+    "TooManyWaits",
     "Forbidden",
     "NotFound",
     "UnknownAction",
@@ -81,6 +83,10 @@ class _Coded(BaseException):
     code: str = "internal"
 
     def __init__(self, status: int, code: str, message: str) -> None:
+        # A message may quote bad input; a lone surrogate in it would make the error itself
+        # unprintable and unencodable (a 500 on the server), so it is written as an escape.
+        if not message.isascii():
+            message = message.encode("utf-8", "backslashreplace").decode("utf-8")
         super().__init__(f"{status} {code}: {message}")
         self.status = status
         self.code = code
@@ -171,6 +177,21 @@ class PayloadTooLarge(GuardError):
     def __init__(self, limit: int) -> None:
         super().__init__(413, "payload_too_large", f"request body is larger than {limit} bytes")
         self.limit = limit
+
+
+class TooManyWaits(_Fixed):
+    """429: the server already holds as many long-polls as it allows (for this token, or in all).
+
+    ``.retry_after`` is the seconds to wait before asking again (the ``Retry-After`` header);
+    ``AgentClient.wait_for_approval`` does so by itself.
+    """
+
+    status = 429
+    code = "too_many_waits"
+
+    def __init__(self, message: str, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class Forbidden(_Fixed):

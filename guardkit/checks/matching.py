@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from guardkit._visible import is_hidden
+
 __all__ = ["Index", "Probe", "altered", "fragments", "normalise", "probe"]
 
 #: Punctuation trimmed off a token's edges: opening and initial quotes and brackets in front,
@@ -41,34 +43,12 @@ _LEADING = frozenset({"Ps", "Pi", "Po"})
 _TRAILING = frozenset({"Pe", "Pf", "Po"})
 _FRAGMENT = 4
 _GROUP_MIN = 4
-# Default-ignorable code points that are not format characters (Cf): fillers, the combining
-# grapheme joiner, variation selectors.
-_IGNORABLE = (
-    (0x034F, 0x034F),
-    (0x115F, 0x1160),
-    (0x17B4, 0x17B5),
-    (0x180B, 0x180F),
-    (0x3164, 0x3164),
-    (0xFE00, 0xFE0F),
-    (0xFFA0, 0xFFA0),
-    (0xE0100, 0xE01EF),
-)
-
-
-def _invisible(ch: str) -> bool:
-    category = unicodedata.category(ch)
-    if category == "Cf" or (category == "Cc" and ch not in "\t\n\r"):
-        return True
-    if category not in ("Mn", "Lo"):  # every _IGNORABLE code point is one of these
-        return False
-    code = ord(ch)
-    return any(low <= code <= high for low, high in _IGNORABLE)
 
 
 def _has_invisible(text: str) -> bool:
     if text.isascii():  # only control characters can hide in ASCII
-        return not text.isprintable() and any(map(_invisible, text))
-    return any(map(_invisible, text))
+        return not text.isprintable() and any(map(is_hidden, text))
+    return any(map(is_hidden, text))
 
 
 def altered(text: str) -> str | None:
@@ -92,7 +72,7 @@ def normalise(text: str) -> str:
     folded = unicodedata.normalize("NFKC", text).casefold()
     if folded.isascii() and folded.isprintable():
         return folded
-    return "".join(ch for ch in folded if ch in "\n\t" or not _invisible(ch))
+    return "".join(ch for ch in folded if ch in "\n\t" or not is_hidden(ch))
 
 
 def _trim(token: str) -> str:

@@ -131,15 +131,20 @@ def _wait_seconds(ctx: Ctx) -> float:
 async def read_action(ctx: Ctx) -> Any:
     wait = _wait_seconds(ctx)
     state, guard = ctx.state, ctx.state.guard
+    if wait <= 0:
+        return await state.blocking(guard.action, ctx.agent_id, ctx.action_id)
+    caller = ctx.caller
+    holder = "none" if caller is None else f"{caller.role.value}:{caller.agent_id or ''}"
     deadline = time.monotonic() + wait
-    while True:
-        event = state.watch.current()
-        action = await state.blocking(guard.action, ctx.agent_id, ctx.action_id)
-        left = deadline - time.monotonic()
-        decided = action["status"] != ActionStatus.PENDING_APPROVAL.value
-        if decided or left <= 0 or state.watch.stopping:
-            return action
-        await state.watch.wait(event, left)
+    with state.waits.take(holder):
+        while True:
+            event = state.watch.current()
+            action = await state.wait_read(guard.action, ctx.agent_id, ctx.action_id)
+            left = deadline - time.monotonic()
+            decided = action["status"] != ActionStatus.PENDING_APPROVAL.value
+            if decided or left <= 0 or state.watch.stopping:
+                return action
+            await state.watch.wait(event, left)
 
 
 async def outcome(ctx: Ctx) -> Any:

@@ -112,7 +112,7 @@ def test_policy_check_sections_apply_over_http(url, tmp_path, calls):
             "fetch": {"cost": 0, "egress": {"url": {"allow_hosts": ["8.8.8.8"]}}},
         },
     }
-    client, admin, agent_id = _agent_with(url, policy)
+    client, admin, _ = _agent_with(url, policy)
     with client, admin:
         assert client.policy().to_dict()["tools"]["read"]["paths"] == {
             "path": {"allow": [str(tmp_path)]}
