@@ -372,9 +372,7 @@ def test_the_checked_host_is_the_host_httpx_and_requests_connect_to():
 
 
 def test_bracketed_ipv6_in_allow_hosts_matches(agent, calls):
-    rule = EgressRule(
-        resolver=stub_resolver, allow_hosts=["[2606:2800:220:1:248:1893:25c8:1946]"]
-    )
+    rule = EgressRule(resolver=stub_resolver, allow_hosts=["[2606:2800:220:1:248:1893:25c8:1946]"])
 
     @guardkit.tool(guard=agent, egress={"url": rule})
     def fetch(url: str) -> str:

@@ -8,30 +8,17 @@ auditing one of them.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-HELPERS = Path(__file__).parent / "helpers"
+from tests.tools.conftest import run_scenarios
 
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    work = tmp_path_factory.mktemp("fence")
-    done = subprocess.run(
-        [sys.executable, str(HELPERS / "fence_scenarios.py"), str(work)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    results: dict[str, Any] = json.loads(done.stdout)
-    return results
+    return run_scenarios("fence_scenarios.py", tmp_path_factory.mktemp("fence"))
 
 
 BLOCKED = {

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,22 +10,13 @@ import pytest
 import guardkit
 from guardkit import EgressRule, Runtime
 from guardkit.checks import runtime
-
-HELPERS = Path(__file__).parent / "helpers"
+from tests.tools.conftest import run_scenarios
 
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     work = tmp_path_factory.mktemp("runtime")
-    done = subprocess.run(
-        [sys.executable, str(HELPERS / "runtime_scenarios.py"), str(work)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    results: dict[str, Any] = json.loads(done.stdout)
+    results = run_scenarios("runtime_scenarios.py", work)
     results["_work"] = str(work)
     return results
 

@@ -8,7 +8,6 @@ The ``__main__`` guard matters: multiprocessing's spawn start method imports thi
 from __future__ import annotations
 
 import ctypes
-import http.server
 import json
 import multiprocessing
 import os
@@ -21,6 +20,8 @@ import threading
 import urllib.request
 from collections.abc import Callable
 from typing import Any
+
+from http_stub import serve
 
 
 def write_outside(path: str) -> None:
@@ -341,23 +342,12 @@ def start_allowed(path: pathlib.Path) -> None:
 _PROXIED: list[str] = []
 
 
-class _Proxy(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        _PROXIED.append(self.path)  # a proxy sees the absolute URL the client asked for
-        body = b"proxied"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 def _fake_proxy() -> int:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Proxy)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return int(server.server_address[1])
+    def answer(path: str) -> tuple[int, dict[str, str], bytes]:
+        _PROXIED.append(path)  # a proxy sees the absolute URL the client asked for
+        return 200, {}, b"proxied"
+
+    return serve(answer)
 
 
 if __name__ == "__main__":
