@@ -287,14 +287,11 @@ class GuardUnavailable(StoreError):
 class SetupError(_Fixed):
     """Raised by ``connect_admin`` and ``find_admin_token`` (as Lineage's client does).
 
-    ``str(error)`` is the message alone: the sentence that says how to fix the setup.
+    ``.message`` is the sentence that says how to fix the setup.
     """
 
     status = 503
     code = "setup"
-
-    def __str__(self) -> str:
-        return self.message
 
 
 class NoAgentConfigured(GuardStop):

@@ -123,7 +123,13 @@ class Steps:
         """Bind, run the local checks (a refusal is recorded and raised), work out the cost."""
         raw = bind_call(self.shape, instance, args, kwargs)
         arguments = {key: jsonable(value) for key, value in raw.items()}
-        checks = self._policy.for_agent(agent)
+        # The first call of an agent reads its policy (an HTTP round trip for an AgentClient):
+        # a blocking call, off the event loop when async.
+        checks = (
+            self._policy.for_agent(agent)
+            if self._policy.ready(agent)
+            else (yield Op("call", (agent,), self._policy.for_agent))
+        )
         record: dict[str, Any] = {}
         # Egress checks resolve host names: a blocking call, off the event loop when async.
         denial = (

@@ -89,7 +89,7 @@ def test_connect_admin_with_the_wrong_token(server, clean):
     with pytest.raises(SetupError) as info:
         connect_admin(server.url, "not-the-admin-token-" + "x" * 20)
     assert "rejected the admin token" in str(info.value)
-    assert str(info.value).startswith("the guard at ")
+    assert info.value.message.startswith("the guard at ")
 
 
 def test_connect_admin_without_a_server(clean):

@@ -176,3 +176,35 @@ def test_untrusted_value_asks_a_human_over_http(url, calls):
         assert why["sources"] == ["untrusted:inbox:act-1"]
         assert client.action(pending["action"]["action_id"])["approval_reason"] == why
         assert calls.count == 1
+
+
+def test_an_async_tool_reads_the_policy_off_the_event_loop(url):
+    """The first call of an agent reads its policy over HTTP: never on the event loop."""
+    import asyncio
+    import threading
+
+    readers: list[int] = []
+
+    class Recording(AgentClient):
+        def policy(self) -> Any:
+            readers.append(threading.get_ident())
+            return super().policy()
+
+    agent_id = "t-" + uuid.uuid4().hex[:10]
+    with AdminClient(url, ADMIN) as admin:
+        token = admin.create_agent(agent_id, POLICY)["token"]
+    client = Recording(url, agent_id, token)
+
+    @guardkit.tool(guard=client)
+    async def read() -> str:
+        return "ok"
+
+    async def main() -> int:
+        assert await read() == "ok"
+        assert await read() == "ok"
+        await client.aclose()
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(main())
+    assert len(readers) == 1  # read once, then remembered
+    assert readers[0] != loop_thread
