@@ -312,6 +312,9 @@ def _workload(name: str, directory: Path) -> Callable[[int], None]:
     return file_work
 
 
+#: Children per figure, alternating with and without the hook: the best of each is the one
+#: least disturbed by whatever else the (shared) machine was doing.
+_ROUNDS = 5
 #: A tmpfs where there is one, so the figures measure the hook and not the disk.
 _SCRATCH = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
@@ -345,7 +348,7 @@ def bench_audit_hook(calls: int) -> None:
         ("files", "write, rename twice, mkdir, rmdir"),
     ):
         best: dict[bool, float] = {False: float("inf"), True: float("inf")}
-        for _ in range(3):
+        for _ in range(_ROUNDS):
             for with_hook in (False, True):
                 argv = [sys.executable, __file__, "--calls", str(calls), "--audit-child"]
                 out = subprocess.run(
@@ -356,8 +359,8 @@ def bench_audit_hook(calls: int) -> None:
                 )
                 best[with_hook] = min(best[with_hook], float(out.stdout.strip()))
         before, after = best[False], best[True]
-        _row(f"{label}: without the hook (best of 3)", (before, before))
-        _row(f"{label}: with the hook installed (best of 3)", (after, after))
+        _row(f"{label}: without the hook (best of {_ROUNDS})", (before, before))
+        _row(f"{label}: with the hook installed (best of {_ROUNDS})", (after, after))
         print(
             f"  slowdown on unrelated code: {100 * (after - before) / before:+.1f}% (target < 5%)"
         )
