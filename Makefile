@@ -4,15 +4,24 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test test-fast lint typecheck bench clean
 
+DEMO_STAMP := $(VENV)/.installed-demo
+
+# Install logs go to .venv/install.log; they are shown only if the install fails.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	$(BIN)/python -m pip install --quiet --upgrade pip > $(VENV)/install.log 2>&1 || (cat $(VENV)/install.log; exit 1)
+	$(BIN)/python -m pip install --quiet -e '.[dev]' >> $(VENV)/install.log 2>&1 || (cat $(VENV)/install.log; exit 1)
+	touch $(STAMP) $(DEMO_STAMP)
 
-demo: $(STAMP)
+# The demo needs guardkit alone (no extras): a first `make demo` installs only that.
+$(DEMO_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -e . > $(VENV)/install.log 2>&1 || (cat $(VENV)/install.log; exit 1)
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/guardkit demo
 
 lint: $(STAMP)
@@ -29,12 +38,21 @@ typecheck: $(STAMP)
 test: lint typecheck
 	$(BIN)/python -m pytest -q
 
+# The service-free part of the suite (no PostgreSQL, no browser, no slow multi-process tests) on
+# another interpreter, in its own venv: make test-fast PYTHON=python3.13 FAST_VENV=.venv-3.13
+FAST_VENV ?= .venv-fast
+test-fast:
+	test -x $(FAST_VENV)/bin/python || $(PYTHON) -m venv $(FAST_VENV)
+	$(FAST_VENV)/bin/python -m pip install --quiet -e '.[dev]' > $(FAST_VENV)/install.log 2>&1 || (cat $(FAST_VENV)/install.log; exit 1)
+	GUARDKIT_TEST_SERVICES=none $(FAST_VENV)/bin/python -m pytest -q -m "not slow" -W error::ResourceWarning
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/guard_overhead.py
 	$(BIN)/python benchmarks/tool_overhead.py
 	$(BIN)/python benchmarks/tracing_overhead.py
 	$(BIN)/python benchmarks/scan_speed.py
 	$(BIN)/python benchmarks/server_load.py
+	$(BIN)/python benchmarks/framework_overhead.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) .venv-* build dist *.egg-info

@@ -5,7 +5,7 @@ Every model turn and every tool call is requested first and answered ``allowed``
 
     from guardkit import Guard
 
-    guard = Guard("guard.db")
+    guard = Guard("guardkit.db")
     guard.create_agent("bot", {"budget": 30, "tools": {"llm_turn": {"cost": 1, "max_calls": 10}}})
     agent = guard.agent("bot")
     decision = agent.request("llm_turn", {})

@@ -2,7 +2,7 @@
 
 Kept here rather than imported from ``opentelemetry-semantic-conventions``: that package marks
 every ``gen_ai.*`` constant deprecated since the GenAI conventions moved to their own repository
-(see ECOSYSTEM.md §1.1). The names follow semantic-conventions-genai v0.1.0.
+(see docs/tracing.md). The names follow semantic-conventions-genai v0.1.0.
 """
 
 from __future__ import annotations

@@ -86,7 +86,7 @@ def _script() -> ScriptedModel:
 
 
 class _Monitor:
-    """A data-loss monitor with the operator's side of the guard (LINEAGE.md §15)."""
+    """A data-loss monitor with the operator's side of the guard: it reports harm, not the agent."""
 
     def __init__(self, guard: Guard, agent: LocalAgent) -> None:
         self.guard = guard
@@ -130,7 +130,7 @@ def _approver(guard: Guard, stop: threading.Event, limit: int = 500) -> None:
 def run_demo(db_path: str | None = None) -> DemoResult:
     """Run the scripted scenario against a guard on ``db_path`` (a new temp file by default)."""
     if db_path is None:
-        db_path = str(Path(tempfile.mkdtemp(prefix="guardkit-demo-")) / "guard.db")
+        db_path = str(Path(tempfile.mkdtemp(prefix="guardkit-demo-")) / "guardkit.db")
     with Guard(db_path) as guard:
         guard.create_agent(AGENT_ID, DEMO_POLICY)
         agent = guard.agent(AGENT_ID)

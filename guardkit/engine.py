@@ -3,7 +3,7 @@
 Every operation runs in one store transaction that loads (and locks) the agent's materialised
 state, appends ledger records and commits before it returns, so every decision is durable before
 anyone sees it. Denials are values (``Decision``); errors are raised only for misuse (unknown ids,
-wrong states, bad input). Semantics are Lineage's (``shared/LINEAGE.md`` §5-§11); guardkit's
+wrong states, bad input). Semantics are Lineage's (docs/compatibility.md); guardkit's
 additions (sub-agents, approval expiry, input digests, backend consumption) are marked as such.
 """
 

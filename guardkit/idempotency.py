@@ -1,6 +1,6 @@
 """Idempotent tool calls: an IN_PROGRESS/COMPLETED state machine kept in the guard's store.
 
-Semantics follow Stripe's and AWS Powertools' (``shared/ECOSYSTEM.md`` §6), with SHA-256 keys and a
+Semantics follow Stripe's and AWS Powertools' (docs/tools.md compares them), with SHA-256 keys and a
 lease we set ourselves. Every transition is one write transaction on the store, which serialises
 writers across threads, processes and (with PostgreSQL) hosts:
 

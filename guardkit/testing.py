@@ -30,7 +30,8 @@ class ScriptedModel:
 
     Messages are provider-neutral dicts (``{"role": "assistant", "content", "tool_calls"}`` and
     ``{"role": "tool", "tool_call_id", "content", "is_error"}``). Calling the model directly,
-    ``model(messages)``, returns a reply shaped like the seed's pseudo-SDK (``.text``,
+    ``model(messages)``, returns a reply shaped like the pseudo-SDK of Lineage's loop example
+    (docs/compatibility.md) (``.text``,
     ``.tool_calls``, ``.as_message()``, ``call.result_message(result)``).
     """
 
@@ -82,13 +83,13 @@ class ScriptedModel:
         }
 
     def __call__(self, messages: list[Any]) -> SeedReply:
-        """The seed's ``model(messages)`` shape."""
+        """The ``model(messages)`` shape of Lineage's loop example."""
         return SeedReply(self, self.turn(messages))
 
 
 @dataclass(frozen=True, slots=True)
 class SeedCall:
-    """A tool call as the seed's loop uses it: ``call.name``, ``call.args``, ``result_message``."""
+    """A tool call as Lineage's loop example uses it: ``name``, ``args``, ``result_message``."""
 
     model: ScriptedModel
     call: ToolCall
@@ -110,7 +111,7 @@ class SeedCall:
 
 @dataclass(frozen=True, slots=True)
 class SeedReply:
-    """A reply as the seed's loop uses it: ``.text``, ``.tool_calls``, ``.as_message()``."""
+    """A reply as Lineage's loop example uses it: ``.text``, ``.tool_calls``, ``.as_message()``."""
 
     model: ScriptedModel
     reply: ModelReply

@@ -20,7 +20,16 @@ FORBIDDEN = {
         "guardkit.loop",
         "guardkit.plugins",
     ),
-    "plugins": (),
+    # Integrations use the guard's public surface (Guard, LocalAgent, AgentClient, the tool
+    # layer, the loop, the static pass for coverage): never the engine, a store or the server.
+    "plugins": (
+        "guardkit.engine",
+        "guardkit.limits",
+        "guardkit.store",
+        "guardkit.server",
+        "guardkit._agent_api",
+        "guardkit._tokens",
+    ),
 }
 
 
@@ -46,3 +55,40 @@ def test_folder_respects_its_layer(folder: str) -> None:
             if any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN[folder]):
                 problems.append(f"{path.relative_to(ROOT)}: imports {name}")
     assert problems == []
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    """Tarjan's strongly connected components over guardkit's module-level imports."""
+    grimp = pytest.importorskip("grimp")
+    graph = grimp.build_graph("guardkit")
+    modules = sorted(m for m in graph.modules if m.startswith("guardkit"))
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in graph.find_modules_directly_imported_by(module):
+            if not target.startswith("guardkit"):
+                continue
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == module:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in modules:
+        if module not in index:
+            visit(module)
+    assert cycles == []

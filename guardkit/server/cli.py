@@ -99,6 +99,12 @@ def serve(
         raise click.ClickException(str(exc)) from None
     url = f"http://{host}:{sock.getsockname()[1]}"
     click.echo(f"guardkit guard server on {url} (store {where}; data dir {data_dir})")
+    admin = (
+        "$GUARD_ADMIN_TOKEN"
+        if os.environ.get("GUARD_ADMIN_TOKEN")
+        else str(data_dir / "keys" / "admin.token")
+    )
+    click.echo(f"admin token in {admin}: paste it into the approvals console at {url}/")
     sys.stdout.flush()
     run(app, sock, log_level=log_level, on_exit=state.watch.release)
 

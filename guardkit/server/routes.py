@@ -1,4 +1,4 @@
-"""Every route of Lineage's ``/v1`` API (LINEAGE.md §12) plus guardkit's extensions.
+"""Every route of Lineage's ``/v1`` API (docs/server.md lists them) plus guardkit's extensions.
 
 Extensions: ``POST /v1/agents/{id}/spawn``, ``POST /v1/agents/{id}/denials`` (a denial a local
 check decided, recorded like the engine's own), ``POST .../actions/{action_id}/consume`` (backend

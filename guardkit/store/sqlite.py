@@ -67,7 +67,7 @@ _ACTION_COLUMNS = (
 
 
 class SQLiteStore(Store):
-    """The default store: ``SQLiteStore(":memory:")`` or ``SQLiteStore("guard.db")``.
+    """The default store: ``SQLiteStore(":memory:")`` or ``SQLiteStore("guardkit.db")``.
 
     ``durability="full"`` (default) fsyncs every commit (``synchronous=FULL``: power-loss safe);
     ``"normal"`` survives a process crash but may lose the last commits on a power cut.

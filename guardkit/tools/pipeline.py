@@ -37,6 +37,7 @@ from guardkit.protocols import (
     KeepsIdempotency,
     RecordsLocalDenials,
     WithdrawsActions,
+    implements,
 )
 from guardkit.provenance import current_provenance
 from guardkit.tools.binding import CallShape, bind_call, jsonable
@@ -140,7 +141,7 @@ class Steps:
         tool_input = {**arguments, "_guardkit": record} if record else dict(arguments)
         approval: Reason | None = None
         if denial is not None and denial.reason.get("needs") == "approval":
-            if isinstance(agent, AsksApproval):
+            if implements(agent, AsksApproval):
                 approval, denial = denial.reason, None  # this one call goes to a human
             elif checks.requires_approval:
                 denial = None  # pending anyway; the approver sees the labels in the input

@@ -7,12 +7,12 @@ import inspect
 import threading
 import weakref
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from guardkit.checks.checkset import CheckSet
 from guardkit.errors import PolicyError
 from guardkit.policy import Policy
-from guardkit.protocols import AgentGuard, KnowsPolicy
+from guardkit.protocols import AgentGuard, KnowsPolicy, implements
 
 __all__ = ["PolicyChecks"]
 
@@ -39,7 +39,7 @@ class PolicyChecks:
 
     def ready(self, agent: AgentGuard) -> bool:
         """Whether ``for_agent`` answers without reading the policy (so it can't block)."""
-        return not isinstance(agent, KnowsPolicy) or self._known(agent) is not None
+        return not implements(agent, KnowsPolicy) or self._known(agent) is not None
 
     def _known(self, agent: AgentGuard) -> CheckSet | None:
         try:
@@ -49,12 +49,12 @@ class PolicyChecks:
 
     def for_agent(self, agent: AgentGuard) -> CheckSet:
         """The decorator's checks merged with ``agent``'s policy section, if it has one."""
-        if not isinstance(agent, KnowsPolicy):
+        if not implements(agent, KnowsPolicy):
             return self._own
         known = self._known(agent)
         if known is not None:
             return known
-        policy = agent.policy()
+        policy = cast(KnowsPolicy, agent).policy()
         # A read needs no lock: a racing first call only merges twice.
         found = self._cache.get(id(policy))
         merged = found[1] if found is not None and found[0] is policy else self._merge(policy)

@@ -1,7 +1,7 @@
 """``guardkit.model_turn()``: gate one model call with ``llm_turn`` in code you wrote yourself.
 
-The seed's first rule: request ``llm_turn`` before every model call, so a model that loops
-without calling a real tool still hits a limit. Around the call::
+Lineage's first rule for a guarded loop: request ``llm_turn`` before every model call, so a
+model that loops without calling a real tool still hits a limit. Around the call::
 
     with guardkit.model_turn():                  # raises TurnDenied when the guard refuses
         reply = client.messages.create(...)
@@ -26,7 +26,7 @@ from guardkit.tools.scope import current_agent
 
 __all__ = ["LLM_TURN", "model_turn"]
 
-#: The tool name of a model turn, as the seed and every policy call it.
+#: The tool name of a model turn, as Lineage and every policy call it.
 LLM_TURN = "llm_turn"
 
 

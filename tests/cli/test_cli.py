@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -12,12 +13,14 @@ from guardkit import Guard
 
 
 def guardkit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    # From outside the checkout, so the installed guardkit runs, not the checkout's folder.
     return subprocess.run(
         [sys.executable, "-m", "guardkit", *args],
         capture_output=True,
         text=True,
         timeout=120,
         env=env,
+        cwd=tempfile.gettempdir(),
     )
 
 

@@ -79,7 +79,7 @@ def test_select_limits_the_codemods(agent_repo: Path) -> None:
 
 def test_python_m_entry_point_in_a_subprocess(agent_repo: Path) -> None:
     cmd = [sys.executable, "-m", "guardkit.codemods", "scan", str(agent_repo), "--no-cache"]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=agent_repo)
     assert done.returncode == 1, done.stderr
     assert "GK101" in done.stdout
 
@@ -102,7 +102,7 @@ def test_guardkit_cli_subprocess_fix_then_scan(agent_repo: Path) -> None:
     """Through the root `guardkit` command the lead registers these commands on."""
     run = [sys.executable, "-m", "guardkit"]
     fixed = subprocess.run(
-        [*run, "fix", "--write", str(agent_repo)], capture_output=True, text=True
+        [*run, "fix", "--write", str(agent_repo)], capture_output=True, text=True, cwd=agent_repo
     )
     assert fixed.returncode == 0, fixed.stderr
     assert "changed 6 of 7 files" in fixed.stderr
@@ -111,5 +111,6 @@ def test_guardkit_cli_subprocess_fix_then_scan(agent_repo: Path) -> None:
         capture_output=True,
         text=True,
         check=False,
+        cwd=agent_repo,
     )
     assert scanned.returncode == 0, scanned.stdout + scanned.stderr

@@ -6,6 +6,7 @@ import itertools
 import json
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -210,6 +211,8 @@ def test_importing_the_plugin_imports_no_codemods_or_opentelemetry():
         " 'libcst'))]\n"
         "print(heavy)\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=tempfile.gettempdir()
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,13 +16,12 @@ POLICY = {"budget": 100, "scar_limit": 10, "tools": {"buy": {"cost": 1}}}
 
 
 @pytest.fixture(params=["sqlite", "memory"])
-def guard(request: pytest.FixtureRequest, tmp_path: Path) -> Guard:
+def guard(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Guard]:
     url = f"sqlite:///{tmp_path / 'g.db'}" if request.param == "sqlite" else ":memory:"
-    shared = SharedStore(open_store(url))
-    guard = Guard(shared)
-    guard.create_agent("bot", POLICY)
-    guard.create_agent("other", POLICY)
-    return guard
+    with Guard(SharedStore(open_store(url))) as guard:
+        guard.create_agent("bot", POLICY)
+        guard.create_agent("other", POLICY)
+        yield guard
 
 
 def test_a_batch_with_a_failing_operation_still_commits_the_others(guard: Guard) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import re
 import signal
 import stat
 import subprocess
@@ -17,36 +15,13 @@ from click.testing import CliRunner
 
 from guardkit.client import AdminClient, AgentClient
 from guardkit.server.cli import serve
+from tests.server.launch import start_server_process
 
 
 def _start(
     data_dir: Path, *args: str, env: dict[str, str] | None = None
 ) -> tuple[subprocess.Popen[str], str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("GUARD_")}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "guardkit.server",
-            "--data-dir",
-            str(data_dir),
-            "--log-level",
-            "warning",
-            *args,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**environ, **(env or {})},
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    match = re.search(r"on (http://\S+)", line)
-    if match is None:
-        proc.kill()
-        _, err = proc.communicate()
-        raise AssertionError(f"server did not start: {line!r} {err}")
-    return proc, match.group(1)
+    return start_server_process(data_dir, *args, env=env)
 
 
 @pytest.fixture

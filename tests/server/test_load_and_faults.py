@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import re
 import signal
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -15,6 +12,7 @@ import pytest
 from guardkit import GuardUnavailable
 from guardkit.client import AdminClient, AgentClient
 from tests.server.conftest import Server
+from tests.server.launch import start_server_process
 
 TOKEN = "fault-admin-" + "f" * 32
 POLICY = {"budget": 10**6, "scar_limit": 10, "tools": {"work": {"cost": 1}}}
@@ -62,29 +60,8 @@ def test_16_agents_x_500_decisions_lose_nothing(server: Server) -> None:
 
 
 def _start(data_dir: Path, stderr: int = subprocess.DEVNULL) -> tuple[subprocess.Popen[str], str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GUARD_")}
-    env["GUARD_ADMIN_TOKEN"] = TOKEN
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "guardkit.server",
-            "--bind",
-            "127.0.0.1:0",
-            "--data-dir",
-            str(data_dir),
-            "--log-level",
-            "warning",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=stderr,
-        text=True,
-        env=env,
-    )
-    assert proc.stdout is not None
-    match = re.search(r"on (http://\S+)", proc.stdout.readline())
-    assert match is not None
-    return proc, match.group(1)
+    env = {"GUARD_ADMIN_TOKEN": TOKEN}
+    return start_server_process(data_dir, "--bind", "127.0.0.1:0", env=env, stderr=stderr)
 
 
 @pytest.mark.slow

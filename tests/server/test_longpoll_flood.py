@@ -113,9 +113,9 @@ class _Counting(AgentClient):
 
     refused = 0
 
-    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+    def _send(self, call: Any) -> Any:
         try:
-            return super()._call(method, path, **kwargs)
+            return super()._send(call)
         except TooManyWaits:
             self.refused += 1
             raise

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import re
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,42 +11,15 @@ import pytest
 
 from guardkit.client import AdminClient, AgentClient
 from guardkit.store.chain import Signer
+from tests.server.launch import start_server_process
 from tests.server.pg import pg_schema_url
 
 TOKEN = "replica-admin-" + "r" * 32
 
 
 def _server(store: str, data_dir: Path, key: str) -> tuple[subprocess.Popen[str], str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GUARD_")}
-    env["GUARD_ADMIN_TOKEN"] = TOKEN
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "guardkit.server",
-            "--bind",
-            "127.0.0.1:0",
-            "--store",
-            store,
-            "--data-dir",
-            str(data_dir),
-            "--signing-key",
-            key,
-            "--log-level",
-            "warning",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    match = re.search(r"on (http://\S+)", line)
-    if match is None:
-        proc.kill()
-        raise AssertionError(f"server did not start: {line!r} {proc.communicate()[1]}")
-    return proc, match.group(1)
+    args = ("--bind", "127.0.0.1:0", "--store", store, "--signing-key", key)
+    return start_server_process(data_dir, *args, env={"GUARD_ADMIN_TOKEN": TOKEN})
 
 
 @pytest.fixture

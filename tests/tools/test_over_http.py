@@ -206,5 +206,6 @@ def test_an_async_tool_reads_the_policy_off_the_event_loop(url):
         return threading.get_ident()
 
     loop_thread = asyncio.run(main())
+    client.close()  # the blocking pool, which the policy was read with
     assert len(readers) == 1  # read once, then remembered
     assert readers[0] != loop_thread
