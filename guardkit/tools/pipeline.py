@@ -17,6 +17,7 @@ from guardkit.checks.checkset import CheckSet
 from guardkit.checks.labels import label_arguments
 from guardkit.checks.runtime import Fence, enforcing
 from guardkit.decisions import (
+    REPLAY_CODE,
     DecisionDict,
     DecisionName,
     Denial,
@@ -28,9 +29,11 @@ from guardkit.errors import GuardError, ToolDenied
 from guardkit.idempotency import Claim, Idempotency, Replay
 from guardkit.protocols import (
     AgentGuard,
+    AsksApproval,
     IdempotencyStore,
     KeepsIdempotency,
     RecordsLocalDenials,
+    implements,
 )
 from guardkit.provenance import current_provenance
 from guardkit.tools.asking import settle
@@ -45,7 +48,7 @@ __all__ = ["IDEMPOTENT_REPLAY", "LOCAL_DENIAL_TOOL", "Call", "Steps"]
 #: local denial still lands in its ledger: an unlisted tool, denied and scarred by the guard.
 LOCAL_DENIAL_TOOL = "guardkit.local_denial"
 #: The reason code of a call answered from its idempotency record: recorded, nothing charged.
-IDEMPOTENT_REPLAY = "idempotent_replay"
+IDEMPOTENT_REPLAY = REPLAY_CODE
 _DETAIL_MAX = 2000
 
 
@@ -65,6 +68,8 @@ class Call:
     fence: Fence | None = None
     #: The caller's tool call this call took over (``guardkit.tools.handoff``), if any.
     handed: Handoff | None = None
+    #: Why a local check wants a human to decide this one call (``AsksApproval``), if it does.
+    approval_reason: Reason | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -116,7 +121,13 @@ class Steps:
         """Bind, run the local checks (a refusal is recorded and raised), work out the cost."""
         raw = bind_call(self.shape, instance, args, kwargs)
         arguments = {key: jsonable(value) for key, value in raw.items()}
-        checks = self._policy.for_agent(agent)
+        # The first call of an agent reads its policy (an HTTP round trip for an AgentClient):
+        # a blocking call, off the event loop when async.
+        checks = (
+            self._policy.for_agent(agent)
+            if self._policy.ready(agent)
+            else (yield Op("call", (agent,), self._policy.for_agent))
+        )
         record: dict[str, Any] = {}
         # Egress checks resolve host names: a blocking call, off the event loop when async.
         denial = (
@@ -125,6 +136,12 @@ class Steps:
             else checks.run(raw, record)
         ) or label_arguments(checks, arguments, record)
         tool_input = {**arguments, "_guardkit": record} if record else dict(arguments)
+        approval: Reason | None = None
+        if denial is not None and denial.reason.get("needs") == "approval":
+            if implements(agent, AsksApproval):
+                approval, denial = denial.reason, None  # this one call goes to a human
+            elif checks.requires_approval:
+                denial = None  # pending anyway; the approver sees the labels in the input
         if denial is not None:
             yield from self._deny(agent, tool_input, denial)
         if callable(self.cost):
@@ -141,6 +158,7 @@ class Steps:
             cost=cost,
             fence=None if fence is None else replace(fence, blocked=[]),
             handed=handed,
+            approval_reason=approval,
         )
 
     def _deny(self, agent: AgentGuard, tool_input: dict[str, Any], denial: Denial) -> Flow[None]:
@@ -202,7 +220,16 @@ class Steps:
     def ask(self, call: Call) -> Flow[None]:
         """Request, and wait for a human if the guard says so. Raises ``ToolDenied``."""
         try:
-            decision: DecisionDict = yield Op("request", (self.name, call.input, call.cost))
+            decision: DecisionDict = (
+                (yield Op("request", (self.name, call.input, call.cost)))
+                if call.approval_reason is None
+                else (
+                    yield Op(
+                        "request_approval",
+                        (self.name, call.input, call.cost, call.approval_reason),
+                    )
+                )
+            )
             call.action_id = decision["action_id"]
             self._tell(call, decision["decision"])
             tracing.current_tool().decision(decision, agent_id=call.agent.agent_id)
