@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         NoAgentConfigured,
         NotFound,
         PolicyError,
+        SetupError,
         StoreError,
         ToolDenied,
         TurnDenied,
@@ -120,6 +121,7 @@ __all__ = [
     "StoreError",
     "LedgerTampered",
     "GuardUnavailable",
+    "SetupError",
     "GuardStop",
     "NoAgentConfigured",
     "TurnDenied",
@@ -151,6 +153,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "NoAgentConfigured",
         "NotFound",
         "PolicyError",
+        "SetupError",
         "StoreError",
         "ToolDenied",
         "TurnDenied",
@@ -168,8 +171,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "guardkit.tools.turns": ("model_turn",),
 }
 _HOME = {name: module for module, names in _EXPORTS.items() for name in names}
-#: The HTTP clients need httpx (the ``server`` or ``client`` extra).
-_HTTP_CLIENTS = ("AgentClient", "AdminClient", "BackendClient")
+#: The HTTP clients and Lineage's setup helpers need httpx (the ``server`` or ``client``
+#: extra): the module of each.
+_HTTP_CLIENTS = {
+    "AgentClient": "client",
+    "AdminClient": "client",
+    "BackendClient": "client",
+    "connect_admin": "connect",
+    "find_admin_token": "connect",
+    "load_dotenv": "connect",
+}
 
 
 def _agent_from_environment() -> AgentGuard | None:
@@ -192,12 +203,12 @@ def __getattr__(name: str) -> object:
         return value
     if name in _HTTP_CLIENTS:
         try:
-            from guardkit import client
+            module = importlib.import_module(f"guardkit.{_HTTP_CLIENTS[name]}")
         except ImportError as exc:  # pragma: no cover - depends on the installed extras
             raise ImportError(
                 f"guardkit.{name} needs httpx: pip install 'guardkit[client]'"
             ) from exc
-        return getattr(client, name)
+        return getattr(module, name)
     # Anything else (``guardkit.tracing``...): load what an eager package would have loaded.
     for module in _EXPORTS:
         importlib.import_module(module)

@@ -96,9 +96,26 @@ def _guard(db: str, *, must_exist: bool = True) -> Iterator[Guard]:
         sys.exit(EXIT_REFUSED)
 
 
+def _say(text: str) -> None:
+    """Print text that may hold agent-controlled parts: invisible characters shown escaped."""
+    from guardkit._visible import escape_hidden
+
+    click.echo(escape_hidden(text))
+
+
+def _cell(text: Any) -> Any:
+    """A table cell of agent-controlled text: escaped, and never read as rich markup."""
+    from rich.text import Text
+
+    from guardkit._visible import escape_hidden
+
+    return Text(escape_hidden(str(text)))
+
+
 def _emit(data: Any, as_json: bool, render: Callable[[Any], None]) -> None:
     if as_json:
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        # The escapes are JSON's: the document parses to the same data.
+        _say(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         render(data)
 
@@ -108,13 +125,17 @@ def _print_status(status: AgentStatus) -> None:
     from rich.table import Table
 
     table = Table(title=f"agent {status['agent_id']}", show_header=False)
-    table.add_row("alive", "yes" if status["alive"] else f"no: {status['termination_reason']}")
+    table.add_row(
+        "alive", "yes" if status["alive"] else _cell(f"no: {status['termination_reason']}")
+    )
     table.add_row(
         "budget", f"{status['spent']} spent of {status['budget']} ({status['remaining']} left)"
     )
     table.add_row("scars", f"{status['scar_score']} of {status['scar_limit']}")
     for scar in status["scars"]:
-        table.add_row("", f"{scar['severity']}: {scar['reason']} ({scar['action_id'] or '-'})")
+        table.add_row(
+            "", _cell(f"{scar['severity']}: {scar['reason']} ({scar['action_id'] or '-'})")
+        )
     table.add_row(
         "actions",
         f"{status['actions_allowed']} allowed, {status['actions_denied']} "
@@ -241,7 +262,7 @@ def agents(db: str, as_json: bool) -> None:
             table.add_column(column)
         for item in items:
             if item["state"] != "active":
-                table.add_row(item["agent_id"], item["state"], "", "", "", item["error"])
+                table.add_row(item["agent_id"], item["state"], "", "", "", _cell(item["error"]))
                 continue
             s = item["status"]
             table.add_row(
@@ -279,13 +300,21 @@ def pending(agent_id: str, db: str, as_json: bool) -> None:
     def render(rows: list[dict[str, Any]]) -> None:
         if not rows:
             click.echo("nothing pending")
+        from guardkit.decisions import describe_reason
+
         for item in rows:
             action = item["action"]
-            click.echo(
+            _say(
                 f"{action['action_id']}  {action['tool']}  cost {action['cost']}  "
                 f"since {item['requested_at']}\n  input: "
                 f"{json.dumps(action['input'], ensure_ascii=False)}"
             )
+            why = action.get("approval_reason")
+            if why:
+                # A check, not the policy, sent this call here: say which and why.
+                _say(f"  asks a human because {describe_reason(why)}")
+                if why.get("sources"):
+                    _say(f"  labels: {', '.join(why['sources'])}")
 
     _emit(items, as_json, render)
 
@@ -379,7 +408,7 @@ def log(agent_id: str, after: int | None, limit: int | None, db: str, as_json: b
 
     def render(d: dict[str, Any]) -> None:
         for r in d["records"]:
-            click.echo(
+            _say(
                 f"{r['seq']:>5}  {r['timestamp']}  {r['kind']:<18} "
                 f"{json.dumps(r['payload'], ensure_ascii=False)}"
             )

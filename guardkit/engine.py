@@ -13,11 +13,12 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from guardkit import limits
-from guardkit._canonical import canonical_json, check_json_value, sha256_hex
+from guardkit._canonical import canonical_json, check_json_value, sha256_hex, text_problem
 from guardkit.decisions import (
+    REPLAY_CODE,
     SCAR_CAP,
     Action,
     ActionStatus,
@@ -30,6 +31,7 @@ from guardkit.decisions import (
     Head,
     LogPage,
     Outcome,
+    PendingAction,
     PendingItem,
     Reason,
     Severity,
@@ -201,11 +203,26 @@ class Engine:
 
     # -- the request pipeline ------------------------------------------------------------------
 
-    def request(self, agent_id: str, tool: str, input: Any = None, cost: Any = None) -> Decision:
-        """Record and decide one request (Lineage §5). Never raises for a denial."""
-        if not isinstance(tool, str) or not 1 <= len(tool) <= 128:
-            raise InvalidInput("tool names are strings of 1-128 characters")
+    def request(
+        self,
+        agent_id: str,
+        tool: str,
+        input: Any = None,
+        cost: Any = None,
+        *,
+        approval_reason: Reason | None = None,
+    ) -> Decision:
+        """Record and decide one request (Lineage §5). Never raises for a denial.
+
+        ``approval_reason`` (guardkit's addition) sends this one call to a human even when the
+        tool's rule does not require approval, as a local check asks (``untrusted_provenance``):
+        the ``approval_required`` record carries the reason, so the approver sees why.
+        """
+        _check_tool(tool)
         declared = limits.check_cost(cost)
+        if approval_reason is not None:
+            _check_reason(approval_reason, "an approval reason")
+            self._input_json(approval_reason)
         input_json = self._input_json({} if input is None else input)
         now = self.clock()
         with self.store.transaction() as tx:
@@ -219,8 +236,11 @@ class Engine:
             if denial is not None:
                 return self._deny(tx, state, row, denial, now)
             assert rule is not None
-            if rule.requires_approval:
-                tx.append(state, "approval_required", {"action_id": row.action_id}, now)
+            if rule.requires_approval or approval_reason is not None:
+                payload: dict[str, Any] = {"action_id": row.action_id}
+                if approval_reason is not None:
+                    payload["reason"] = approval_reason
+                tx.append(state, "approval_required", payload, now)
                 row.status = _PENDING
                 state.actions_pending += 1
                 tx.put_action(row)
@@ -242,10 +262,8 @@ class Engine:
         a string ``code``; a terminated agent is denied with ``terminated`` instead, as any
         request would be.
         """
-        if not isinstance(tool, str) or not 1 <= len(tool) <= 128:
-            raise InvalidInput("tool names are strings of 1-128 characters")
-        if not isinstance(reason, dict) or not isinstance(reason.get("code"), str):
-            raise InvalidInput("a denial reason is an object with a string code")
+        _check_tool(tool)
+        _check_reason(reason, "a denial reason")
         self._input_json(reason)
         input_json = self._input_json({} if input is None else input)
         now = self.clock()
@@ -346,7 +364,8 @@ class Engine:
         was_pending = row.status == _PENDING
         tx.append(state, "action_denied", {"action_id": row.action_id, "reason": reason}, now)
         row.status, row.reason = _DENIED, reason
-        state.actions_denied += 1
+        if reason["code"] != REPLAY_CODE:  # a replayed result is recorded, not a denial
+            state.actions_denied += 1
         if was_pending:
             state.actions_pending -= 1
         tx.put_action(row)
@@ -653,7 +672,12 @@ class Engine:
             row = tx.get_action(agent_id, number)
             if row is None:
                 raise UnknownAction(f"unknown action {action_id!r}")
-            return row.to_dict()
+            action = row.to_dict()
+            if row.status == _PENDING or row.approved_by is not None:
+                why = _approval_reason(tx, row)
+                if why is not None:
+                    action["approval_reason"] = why
+            return action
 
     def pending(self, agent_id: str) -> list[PendingItem]:
         from guardkit.store.chain import format_timestamp
@@ -663,19 +687,25 @@ class Engine:
             state = self._agent(tx, agent_id)
             if write:
                 self._expire(tx, state, self.clock())
-            return [
-                {
-                    "requested_at": format_timestamp(row.requested_at),
-                    "seq": row.requested_seq,
-                    "action": {
-                        "action_id": row.action_id,
-                        "tool": row.tool,
-                        "input": row.to_dict()["input"],
-                        "cost": row.cost,
-                    },
+            items: list[PendingItem] = []
+            for row in tx.pending_actions(agent_id):
+                action: PendingAction = {
+                    "action_id": row.action_id,
+                    "tool": row.tool,
+                    "input": row.to_dict()["input"],
+                    "cost": row.cost,
                 }
-                for row in tx.pending_actions(agent_id)
-            ]
+                why = _approval_reason(tx, row)
+                if why is not None:
+                    action["approval_reason"] = why
+                items.append(
+                    {
+                        "requested_at": format_timestamp(row.requested_at),
+                        "seq": row.requested_seq,
+                        "action": action,
+                    }
+                )
+            return items
 
     def _may_expire(self, agent_id: str) -> bool:
         with self.store.transaction(write=False) as tx:
@@ -881,6 +911,20 @@ def _compare(state: AgentState, folded: Any) -> str | None:
     return None
 
 
+def _approval_reason(tx: Transaction, row: ActionRow) -> Reason | None:
+    """The reason a check gave for sending ``row`` to a human, read from its ledger record.
+
+    ``approval_required`` is appended right after the action's ``action_requested`` record, in
+    the same transaction; the row itself carries nothing, so the ledger is the only source.
+    """
+    following = tx.records(row.agent_id, after=row.requested_seq, limit=1)
+    if not following or following[0].kind != "approval_required":
+        return None
+    payload = following[0].payload
+    reason = payload.get("reason") if payload.get("action_id") == row.action_id else None
+    return cast(Reason, reason) if isinstance(reason, dict) else None
+
+
 def _has_ttl(policy: Policy) -> bool:
     return policy.approval_ttl is not None or any(r.approval_ttl for r in policy.tools.values())
 
@@ -892,8 +936,24 @@ def _severity(value: Any) -> Severity:
         raise InvalidInput("severity must be minor, moderate, severe or fatal") from None
 
 
+def _check_reason(reason: Any, what: str) -> None:
+    if not isinstance(reason, dict) or not isinstance(reason.get("code"), str):
+        raise InvalidInput(f"{what} is an object with a string code")
+
+
+def _check_tool(tool: Any) -> None:
+    if not isinstance(tool, str) or not 1 <= len(tool) <= 128:
+        raise InvalidInput("tool names are strings of 1-128 characters")
+    problem = text_problem(tool)
+    if problem is not None:
+        raise InvalidInput(f"tool name {problem}")
+
+
 def _check_text(value: Any, name: str, *, allow_empty: bool = False) -> None:
     if not isinstance(value, str) or (not allow_empty and not value.strip()):
         raise InvalidInput(f"{name} must be a non-empty string")
     if len(value) > 10_000:
         raise InvalidInput(f"{name} is longer than 10000 characters")
+    problem = text_problem(value)
+    if problem is not None:
+        raise InvalidInput(f"{name} {problem}")

@@ -153,6 +153,12 @@ class Guard:
     def verify(self, agent_id: str) -> Verification:
         return self.engine.verify(agent_id)
 
+    def policy(self, agent_id: str) -> Policy:
+        """The agent's policy, fixed for its life (its check sections included)."""
+        self.engine.status(agent_id)  # unknown or quarantined agents raise here
+        with self.store.transaction(write=False) as tx:
+            return tx.agent(agent_id).policy
+
     def public_key_info(self) -> PublicKeyInfo:
         return {"public_key": self.public_key, "algorithm": "ed25519"}
 
@@ -216,6 +222,11 @@ class LocalAgent(AgentConveniences):
         """Ask before acting: ``{"decision": "allowed" | "denied" | "pending_approval", ...}``."""
         return self._engine.request(self.agent_id, tool, input, cost).to_dict()
 
+    def request_approval(self, tool: str, input: Any, cost: Any, reason: Reason) -> DecisionDict:
+        """``request``, sending this one call to a human (``reason`` says why) if checks pass."""
+        decision = self._engine.request(self.agent_id, tool, input, cost, approval_reason=reason)
+        return decision.to_dict()
+
     def report(self, action_id: str, status: str, detail: str = "") -> AgentStatus:
         """Report ``success`` or ``failure``; an agent may not report ``harmful``."""
         return self._engine.report(self.agent_id, action_id, status, detail, operator=False)
@@ -236,8 +247,7 @@ class LocalAgent(AgentConveniences):
     def policy(self) -> Policy:
         """The agent's policy (fixed for its life, so read once)."""
         if self._policy is None:
-            with self.guard.store.transaction(write=False) as tx:
-                self._policy = tx.agent(self.agent_id).policy
+            self._policy = self.guard.policy(self.agent_id)
         return self._policy
 
     @property
@@ -297,6 +307,12 @@ class LocalAgent(AgentConveniences):
     async def arequest(self, tool: str, input: Any = None, cost: Any = None) -> DecisionDict:
         """``request`` for async code."""
         return await self._off_loop(self.request, tool, input, cost)
+
+    async def arequest_approval(
+        self, tool: str, input: Any, cost: Any, reason: Reason
+    ) -> DecisionDict:
+        """``request_approval`` for async code."""
+        return await self._off_loop(self.request_approval, tool, input, cost, reason)
 
     async def areport(self, action_id: str, status: str, detail: str = "") -> AgentStatus:
         """``report`` for async code."""

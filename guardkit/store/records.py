@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from guardkit.decisions import SCAR_CAP, Severity
+from guardkit.decisions import REPLAY_CODE, SCAR_CAP, Severity
 from guardkit.store.chain import Record
 
 __all__ = ["KINDS", "Replay", "replay", "write_jsonl"]
@@ -93,7 +93,8 @@ def _apply(
         state.tool_counts[tool] = state.tool_counts.get(tool, 0) + 1
     elif kind in ("action_denied", "action_rejected"):
         state.pending.discard(payload["action_id"])
-        state.actions_denied += 1
+        if kind == "action_rejected" or payload["reason"].get("code") != REPLAY_CODE:
+            state.actions_denied += 1
     elif kind == "scar":
         state.scars += 1
         state.scar_score = min(SCAR_CAP, state.scar_score + Severity(payload["severity"]).weight)

@@ -162,3 +162,39 @@ def test_env_var_names_the_ledger(ledger) -> None:
 
     env = {**os.environ, "GUARDKIT_DB": ledger}
     assert guardkit("status", "bot", "--json", env=env).returncode == 0
+
+
+def test_pending_says_why_and_shows_hidden_characters_escaped(tmp_path) -> None:
+    db = str(tmp_path / "spoof.db")
+    spoof = "invoice\u202efdp.exe"
+    why = {
+        "code": "untrusted_provenance",
+        "argument": "to",
+        "sources": ["untrusted:read_inbox:act-1"],
+        "message": "to='attacker@evil.example': it does not occur in any trusted source",
+    }
+    with Guard(db) as guard:
+        guard.create_agent("bot", {"budget": 10, "tools": {"send": {"cost": 0}}})
+        agent = guard.agent("bot")
+        agent.request_approval("send", {"to": "attacker@evil.example", "file": spoof}, None, why)
+        agent.request("rm\u200b", {})  # unlisted: denied, and scarred with its name in the reason
+    pending = guardkit("pending", "bot", "--db", db)
+    assert pending.returncode == 0, pending.stderr
+    assert "asks a human because untrusted_provenance: to='attacker@evil.example'" in (
+        pending.stdout
+    )
+    assert "labels: untrusted:read_inbox:act-1" in pending.stdout
+    for done in (
+        pending,
+        guardkit("log", "bot", "--db", db),
+        guardkit("status", "bot", "--db", db),
+        guardkit("pending", "bot", "--db", db, "--json"),
+        guardkit("log", "bot", "--db", db, "--json"),
+    ):
+        assert done.returncode == 0, done.stderr
+        assert "\u202e" not in done.stdout
+        assert "\u200b" not in done.stdout
+    assert "invoice\\u202efdp.exe" in pending.stdout
+    assert "rm\\u200b" in guardkit("status", "bot", "--db", db).stdout
+    shown = json.loads(guardkit("pending", "bot", "--db", db, "--json").stdout)
+    assert shown[0]["action"]["input"]["file"] == spoof  # the JSON still says exactly what it was
