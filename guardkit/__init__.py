@@ -210,8 +210,8 @@ def __getattr__(name: str) -> object:
             ) from exc
         return getattr(module, name)
     # Anything else (``guardkit.tracing``...): load what an eager package would have loaded.
-    for module in _EXPORTS:
-        importlib.import_module(module)
+    for home in _EXPORTS:
+        importlib.import_module(home)
     if name in globals():
         return globals()[name]
     raise AttributeError(f"module 'guardkit' has no attribute {name!r}")
