@@ -29,7 +29,6 @@ from mcp import types
 from mcp.server import InitializationOptions, NotificationOptions, Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.session import ServerSession
-from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
@@ -48,6 +47,7 @@ from guardkit.protocols import AgentGuard, KnowsPolicy
 
 from .calls import DEFAULT_CALLS, CallPolicy, ask, error_result, outcome, report
 from .schemas import ToolSchemas
+from .stdio import serve_stdio
 from .upstream import Target, Upstream
 
 __all__ = ["GuardProxy", "Unlisted"]
@@ -144,8 +144,7 @@ class GuardProxy:
 
     async def serve_stdio(self) -> None:
         """Serve one client over this process's stdin and stdout until it disconnects."""
-        async with stdio_server() as (read, write):
-            await self.server.run(read, write, self.initialization_options())
+        await serve_stdio(self.server, self.initialization_options(), self.call)
 
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8765) -> None:
         """Serve streamable HTTP at ``http://HOST:PORT/mcp`` until interrupted."""
