@@ -103,7 +103,7 @@ class _Wire(asyncio.Protocol):
         self._ended = False
         self._reader: asyncio.ReadTransport | None = None
         self._writer: asyncio.WriteTransport | None = None
-        self._flow = _Flow()
+        self._flow = _Flow(self)
 
     async def connect(self, wire_in: int, wire_out: int) -> None:
         loop = asyncio.get_running_loop()
@@ -152,6 +152,14 @@ class _Wire(asyncio.Protocol):
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             log.debug("the SDK server stopped reading; dropped %r", item)
 
+    def pause_reading(self) -> None:
+        if self._reader is not None and not self._reader.is_closing():
+            self._reader.pause_reading()
+
+    def resume_reading(self) -> None:
+        if self._reader is not None and not self._reader.is_closing():
+            self._reader.resume_reading()
+
     def eof_received(self) -> bool:
         self._end()
         return False
@@ -188,17 +196,21 @@ class _Wire(asyncio.Protocol):
 
 
 class _Flow(asyncio.Protocol):
-    """Write-side flow control: ``drain`` waits while the pipe's buffer is over its high mark."""
+    """stdout's flow control: while the client doesn't read what it is sent (the pipe's buffer
+    is over its high mark), ``drain`` waits and nothing more is read from it."""
 
-    def __init__(self) -> None:
+    def __init__(self, wire: _Wire) -> None:
+        self._wire = wire
         self._ready = asyncio.Event()
         self._ready.set()
 
     def pause_writing(self) -> None:
         self._ready.clear()
+        self._wire.pause_reading()
 
     def resume_writing(self) -> None:
         self._ready.set()
+        self._wire.resume_reading()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._ready.set()

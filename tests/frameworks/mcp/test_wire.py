@@ -13,6 +13,7 @@ import select
 import subprocess
 import sys
 import termios
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,9 @@ class Wire:
             cwd=target.cwd,
         )
         self._buffer = b""
+        #: The id of every message the proxy sent, in order; its responses by id.
         self.answered: list[Any] = []
+        self._responses: dict[Any, dict[str, Any]] = {}
 
     def send(self, message: dict[str, Any] | str) -> None:
         line = (message if isinstance(message, str) else json.dumps(message)) + "\n"
@@ -70,13 +73,15 @@ class Wire:
         return self.answer(request_id)
 
     def answer(self, request_id: int, timeout: float = 60) -> dict[str, Any]:
-        """The response to ``request_id`` (other messages are kept in ``answered``)."""
+        """The response to ``request_id`` (answers may come in any order)."""
         deadline = time.monotonic() + timeout
         while True:
             for message in self._lines():
                 self.answered.append(message.get("id"))
-                if message.get("id") == request_id and "method" not in message:
-                    return message
+                if "method" not in message:
+                    self._responses[message.get("id")] = message
+            if request_id in self._responses:
+                return self._responses.pop(request_id)
             left = deadline - time.monotonic()
             assert left > 0, f"no answer to {request_id}"
             assert self.process.stdout is not None
@@ -244,3 +249,22 @@ def test_an_upstream_that_answers_nonsense_fails_the_call_and_is_reported(
     assert outcome(stack, "bad", t)["status"] == "failure"
     assert not good.is_error  # the line that wasn't JSON-RPC cost nothing
     assert outcome(stack, "good", t)["status"] == "success"
+
+
+def test_a_client_that_reads_its_answers_late_gets_every_one(tmp_path: Path) -> None:
+    stack, t = local_stack(tmp_path, POLICY), tag()
+    texts = [f"{t}-{n}-" + "x" * 200_000 for n in range(10)]  # megabytes of answers unread
+    wire = Wire(stack)
+    try:
+        wire.handshake()
+        # Written from a thread: while stdout is full the proxy stops reading stdin.
+        writer = threading.Thread(
+            target=lambda: [wire.send(call(n, "echo", {"text": s})) for n, s in enumerate(texts)]
+        )
+        writer.start()
+        time.sleep(1)
+        answers = [wire.answer(n) for n in range(len(texts))]
+        writer.join()
+    finally:
+        wire.close()
+    assert [a["result"]["content"][0]["text"] for a in answers] == texts
