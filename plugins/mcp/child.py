@@ -121,11 +121,11 @@ class _Child(asyncio.SubprocessProtocol):
             self._to_session.send_nowait(item)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 1:
-            self.end()
+        # stdout ended, or stdin can't be written (as the SDK's transport, the connection ends).
+        self.end()
 
     def end(self) -> None:
-        """The server's stdout ended: fail what waits on it, close the session's stream."""
+        """The connection ended: fail what waits on it, close the session's stream."""
         if not self._ended:
             self._ended = True
             self.raw.close()
@@ -135,7 +135,10 @@ class _Child(asyncio.SubprocessProtocol):
     # -- to the server --------------------------------------------------------------------
 
     def send(self, message: dict[str, Any]) -> None:
-        self._write(to_json(message).decode().encode(self._encoding, self._errors) + b"\n")
+        data = to_json(message)  # UTF-8
+        if self._encoding != "utf-8":
+            data = data.decode().encode(self._encoding, self._errors)
+        self._write(data + b"\n")
 
     async def pump(self) -> None:
         """Write the SDK session's messages, as its stdio transport would."""

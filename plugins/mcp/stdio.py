@@ -36,6 +36,9 @@ __all__ = ["serve_stdio"]
 
 log = logging.getLogger("guardkit.mcp")
 
+#: Seconds the last answers may take to reach a client that has stopped sending.
+_FLUSH_TIMEOUT = 1.0
+
 
 async def serve_stdio(server: Server[Any], options: InitializationOptions, call: Call) -> None:
     """Serve ``server`` to the client on stdin/stdout until it disconnects."""
@@ -55,7 +58,7 @@ async def serve_stdio(server: Server[Any], options: InitializationOptions, call:
     finally:
         with anyio.CancelScope(shield=True):
             await lane.aclose()
-        wire.close()
+            await wire.aclose()
         _release(wire_in, wire_out)
 
 
@@ -113,10 +116,15 @@ class _Wire(asyncio.Protocol):
         self._reader, _ = await loop.connect_read_pipe(lambda: self, source)
         self._writer, _ = await loop.connect_write_pipe(lambda: self._flow, sink)
 
-    def close(self) -> None:
-        for transport in (self._reader, self._writer):
-            if transport is not None:
-                transport.close()
+    async def aclose(self) -> None:
+        """Close both pipes, once what was written has gone out (for a second at most)."""
+        if self._reader is not None:
+            self._reader.close()
+        if self._writer is not None:
+            with anyio.move_on_after(_FLUSH_TIMEOUT):
+                while self._writer.get_write_buffer_size() and not self._writer.is_closing():
+                    await anyio.sleep(0.01)
+            self._writer.close()
 
     # -- in -----------------------------------------------------------------------------------
 
