@@ -1,0 +1,260 @@
+"""The one definition of what each ledger record does to an agent and to an action.
+
+The engine decides and appends records; ``apply`` folds each record into the agent's state
+(budget, scars, counts, open actions) and ``apply_action`` into the action's row. The same two
+functions replay a ledger at open, fold in records another process appended, and rebuild one
+action from its records, so the state a decision reads is always what the chain says. Records a
+guard could never have written (an allow over budget, an outcome before an allow, a second
+genesis) raise ``LedgerInvalid``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from guardkit._canonical import canonical_json
+from guardkit.decisions import SCAR_CAP, Severity
+from guardkit.policy import Policy
+from guardkit.store.state import SPAWN_TOOL, ActionRow, AgentState, OpenAction
+
+__all__ = [
+    "ACTION_KINDS",
+    "KINDS",
+    "LedgerInvalid",
+    "NEXT_STATUS",
+    "action_number",
+    "apply",
+    "apply_action",
+    "missing_termination",
+    "start",
+]
+
+#: Records about one action (they carry its ``action_id``, and the store indexes them by it).
+ACTION_KINDS = frozenset(
+    {
+        "action_requested",
+        "approval_required",
+        "action_allowed",
+        "action_denied",
+        "action_rejected",
+        "outcome",
+        # guardkit: a backend consumed the allowed action (at most once).
+        "action_consumed",
+    }
+)
+KINDS = ACTION_KINDS | {"genesis", "policy", "scar", "terminated"}
+
+
+class LedgerInvalid(ValueError):
+    """A record no guard could have written where it stands."""
+
+
+def action_number(action_id: Any) -> int:
+    """The N of ``act-N``; ``LedgerInvalid`` for anything else."""
+    if isinstance(action_id, str) and action_id.startswith("act-") and action_id[4:].isdigit():
+        number = int(action_id[4:])
+        if number > 0 and action_id[4] != "0":
+            return number
+    raise LedgerInvalid(f"bad action id {action_id!r}")
+
+
+def start(agent_id: str, genesis: dict[str, Any], policy: dict[str, Any]) -> AgentState:
+    """The state of a ledger after its genesis and policy records."""
+    if genesis.get("log_id") != agent_id:
+        raise LedgerInvalid(f"genesis names log {genesis.get('log_id')!r}, not {agent_id!r}")
+    key = genesis.get("public_key")
+    if key is not None and not isinstance(key, str):
+        raise LedgerInvalid("genesis public key is not a string")
+    return AgentState(agent_id=agent_id, policy=Policy.from_dict(policy["policy"]), public_key=key)
+
+
+def apply(state: AgentState, seq: int, kind: str, payload: Any, epoch: float) -> None:
+    """Fold one record (``seq``, ``kind``, parsed ``payload``, its timestamp) into ``state``."""
+    handler = _AGENT.get(kind)
+    if handler is None:
+        raise LedgerInvalid(f"{kind!r} record at seq {seq}")
+    handler(state, seq, payload, epoch)
+
+
+def _open(state: AgentState, payload: Any, kind: str) -> tuple[int, OpenAction]:
+    number = action_number(payload["action_id"])
+    action = state.open.get(number)
+    if action is None:
+        raise LedgerInvalid(f"{kind} for act-{number}, which is not waiting for a decision")
+    return number, action
+
+
+def _requested(state: AgentState, seq: int, payload: Any, epoch: float) -> None:
+    number = action_number(payload["action_id"])
+    if number != state.next_action + 1:
+        raise LedgerInvalid(f"act-{number} requested after act-{state.next_action}")
+    tool, cost = payload["tool"], payload["cost"]
+    if not isinstance(tool, str) or type(cost) is not int or cost < 0:
+        raise LedgerInvalid(f"act-{number} has a bad tool or cost")
+    child = None
+    if tool == SPAWN_TOOL:
+        child = payload["input"]["child_id"]
+    state.next_action = number
+    state.open[number] = OpenAction(tool, cost, epoch, seq, child=child)
+
+
+def _approval(state: AgentState, seq: int, payload: Any, epoch: float) -> None:
+    number, action = _open(state, payload, "approval_required")
+    if action.pending:
+        raise LedgerInvalid(f"act-{number} asked for approval twice")
+    action.pending = True
+    state.actions_pending += 1
+
+
+def _allowed(state: AgentState, seq: int, payload: Any, epoch: float) -> None:
+    number, action = _open(state, payload, "action_allowed")
+    if not state.alive:
+        raise LedgerInvalid(f"act-{number} allowed for a terminated agent")
+    if action.cost > state.policy.budget - state.spent:
+        raise LedgerInvalid(f"act-{number} allowed beyond the budget")
+    del state.open[number]
+    if action.pending:
+        state.actions_pending -= 1
+    state.spent += action.cost
+    state.actions_allowed += 1
+    state.tool_counts[action.tool] = state.tool_counts.get(action.tool, 0) + 1
+    limit = state.policy.rate_limit
+    if limit is not None:
+        # Keep the timestamps the sliding window can still need: the newest max_actions.
+        recent = state.recent_allowed
+        recent.append(epoch)
+        if len(recent) > limit.max_actions:
+            del recent[: len(recent) - limit.max_actions]
+    if action.child is not None:
+        state.children.append(action.child)
+
+
+def _denied(state: AgentState, seq: int, payload: Any, epoch: float) -> None:
+    number, action = _open(state, payload, "denial")
+    del state.open[number]
+    if action.pending:
+        state.actions_pending -= 1
+    state.actions_denied += 1
+
+
+def _closed(state: AgentState, payload: Any, kind: str) -> int:
+    number = action_number(payload["action_id"])
+    if number > state.next_action or number in state.open:
+        raise LedgerInvalid(f"{kind} for act-{number}, which was never allowed")
+    return number
+
+
+def _outcome(state: AgentState, seq: int, payload: Any, epoch: float) -> None:
+    _closed(state, payload, "outcome")
+
+
+def _consumed(state: AgentState, seq: int, payload: Any, epoch: float) -> None:
+    number = _closed(state, payload, "action_consumed")
+    if number in state.consumed:
+        raise LedgerInvalid(f"act-{number} consumed twice")
+    state.consumed.add(number)
+
+
+def _scar(state: AgentState, seq: int, payload: Any, epoch: float) -> None:
+    severity = Severity(payload["severity"])
+    reason, action_id = payload["reason"], payload["action_id"]
+    if not isinstance(reason, str) or not (action_id is None or isinstance(action_id, str)):
+        raise LedgerInvalid(f"scar at seq {seq} has a bad reason or action id")
+    state.scars.append(
+        {"seq": seq, "severity": severity.value, "reason": reason, "action_id": action_id}
+    )
+    state.scar_score = min(SCAR_CAP, state.scar_score + severity.weight)
+
+
+def _terminated(state: AgentState, seq: int, payload: Any, epoch: float) -> None:
+    reason = payload["reason"]
+    if not isinstance(reason, str):
+        raise LedgerInvalid(f"termination at seq {seq} has no reason")
+    if state.alive:
+        state.alive = False
+        state.termination_reason = reason
+
+
+_AGENT: dict[str, Callable[[AgentState, int, Any, float], None]] = {
+    "action_requested": _requested,
+    "approval_required": _approval,
+    "action_allowed": _allowed,
+    "action_denied": _denied,
+    "action_rejected": _denied,
+    "outcome": _outcome,
+    "action_consumed": _consumed,
+    "scar": _scar,
+    "terminated": _terminated,
+}
+
+# -- one action --------------------------------------------------------------------------------
+
+#: (status before, record kind) -> status after; anything else is a record out of place.
+NEXT_STATUS = {
+    ("requested", "approval_required"): "pending_approval",
+    ("requested", "action_allowed"): "allowed",
+    ("pending_approval", "action_allowed"): "allowed",
+    ("requested", "action_denied"): "denied",
+    ("pending_approval", "action_denied"): "denied",
+    ("pending_approval", "action_rejected"): "denied",
+    ("allowed", "outcome"): "completed",
+    ("allowed", "action_consumed"): "allowed",
+    ("completed", "action_consumed"): "completed",
+}
+
+
+def apply_action(
+    row: ActionRow | None,
+    agent_id: str,
+    seq: int,
+    kind: str,
+    payload: Any,
+    epoch: float,
+    input_json: str | None = None,
+) -> ActionRow:
+    """Fold one record about an action into its row (None before its ``action_requested``)."""
+    if kind == "action_requested":
+        if row is not None:
+            raise LedgerInvalid(f"{row.action_id} requested twice")
+        return ActionRow(
+            agent_id=agent_id,
+            number=action_number(payload["action_id"]),
+            tool=payload["tool"],
+            input_json=canonical_json(payload["input"]) if input_json is None else input_json,
+            cost=payload["cost"],
+            status="requested",
+            requested_at=epoch,
+            requested_seq=seq,
+        )
+    if row is None:
+        raise LedgerInvalid(f"{kind} at seq {seq} before its action was requested")
+    after = NEXT_STATUS.get((row.status, kind))
+    if after is None or (kind == "action_consumed" and row.consumed):
+        raise LedgerInvalid(f"{kind} for {row.action_id}, which is {row.status}")
+    row.status = after
+    if kind == "action_allowed":
+        row.allowed_at, row.approved_by = epoch, payload["approved_by"]
+    elif kind == "action_denied":
+        row.reason = payload["reason"]
+    elif kind == "action_rejected":
+        row.reason = {"code": "rejected", "by": payload["by"], "reason": payload["reason"]}
+    elif kind == "outcome":
+        row.outcome = payload["status"]
+    elif kind == "action_consumed":
+        row.consumed = True
+    return row
+
+
+def missing_termination(state: AgentState) -> str | None:
+    """Why the agent should be terminated though no ``terminated`` record says so (LINEAGE §8)."""
+    if not state.alive:
+        return None
+    if state.scars and state.scar_score >= state.policy.scar_limit:
+        return (
+            f"scar limit reached ({state.scar_score} >= {state.policy.scar_limit}); "
+            "termination record missing from the log"
+        )
+    if state.actions_allowed and state.spent >= state.policy.budget:
+        return "budget exhausted; termination record missing from the log"
+    return None

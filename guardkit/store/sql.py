@@ -1,0 +1,223 @@
+"""The SQL both database stores run: one transaction class over a driver's execute calls.
+
+``SQLTransaction`` implements every store primitive in SQL that SQLite and PostgreSQL both
+accept (``?`` placeholders become ``%s`` for psycopg; upserts are ``ON CONFLICT``). A backend
+supplies four calls (run a statement, fetch one row, fetch all rows, run one statement for
+many rows) and overrides what really differs: how a writer locks an agent, and how it knows
+its cached state is current.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import Any
+
+from guardkit.errors import AgentExists
+from guardkit.protocols import IdemRecord
+from guardkit.store.base import Store, Transaction
+from guardkit.store.chain import GENESIS_PREV, Record
+from guardkit.store.schema import Dialect, upgrade
+
+__all__ = ["SQLTransaction", "Statements"]
+
+_RECORD = "seq, timestamp, actor, kind, payload, prev_hash, hash, signature"
+_IDEM = "key, status, payload_hash, owner, lease_expires, expires_at, result, action_id, agent_id"
+
+
+class Statements:
+    """The store's statements in one dialect, built once per store."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        q = dialect.sql
+        self.dialect = dialect
+        self.head = q(
+            "SELECT r.seq, r.hash FROM agents a LEFT JOIN records r ON r.agent_id = a.agent_id "
+            "WHERE a.agent_id = ? ORDER BY r.seq DESC LIMIT 1"
+        )
+        self.last = q("SELECT seq, hash FROM records WHERE agent_id = ? ORDER BY seq DESC LIMIT 1")
+        self.agent_row = q("SELECT parent_id, policy, public_key FROM agents WHERE agent_id = ?")
+        self.insert_agent = q(
+            "INSERT INTO agents (agent_id, parent_id, policy, public_key) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (agent_id) DO NOTHING"
+        )
+        self.agent_exists = q("SELECT 1 FROM agents WHERE agent_id = ?")
+        self.agent_ids = f"SELECT agent_id FROM agents ORDER BY agent_id{dialect.collate}"
+        self.rows = q(
+            f"SELECT {_RECORD}, action FROM records WHERE agent_id = ? AND seq > ? "
+            "ORDER BY seq LIMIT ?"
+        )
+        self.action = q(
+            f"SELECT {_RECORD} FROM records WHERE agent_id = ? AND action = ? ORDER BY seq"
+        )
+        self.insert_records = q(
+            f"INSERT INTO records (agent_id, {_RECORD}, action) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        )
+        self.legacy_consumed = q("SELECT 1 FROM consumptions WHERE agent_id = ? AND action_id = ?")
+        self.get_meta = q("SELECT value FROM meta WHERE key = ?")
+        self.set_meta = q(
+            "INSERT INTO meta (key, value) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+        )
+        self.idem_get = q(f"SELECT {_IDEM}, seal FROM idempotency WHERE key = ?")
+        self.idem_all = f"SELECT {_IDEM} FROM idempotency"
+        updates = ", ".join(f"{c} = excluded.{c}" for c in _IDEM.split(", ")[1:])
+        self.idem_put = q(
+            f"INSERT INTO idempotency ({_IDEM}, seal) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            f"ON CONFLICT (key) DO UPDATE SET {updates}, seal = excluded.seal"
+        )
+        self.idem_seal = q("UPDATE idempotency SET seal = ? WHERE key = ?")
+        self.idem_delete = q("DELETE FROM idempotency WHERE key = ?")
+
+
+def _record(r: Sequence[Any]) -> Record:
+    return Record(
+        seq=r[0],
+        timestamp=r[1],
+        actor=r[2],
+        kind=r[3],
+        payload_json=r[4],
+        prev_hash=r[5],
+        hash=r[6],
+        signature=r[7],
+    )
+
+
+def _idem(r: Sequence[Any]) -> IdemRecord:
+    return IdemRecord(
+        key=r[0],
+        status=r[1],
+        payload_hash=r[2],
+        owner=r[3],
+        lease_expires=r[4],
+        expires_at=r[5],
+        result_json=r[6],
+        action_id=r[7],
+        agent_id=r[8],
+    )
+
+
+class SQLTransaction(Transaction):
+    """A transaction of a SQL store; subclasses bind it to a driver."""
+
+    def __init__(self, store: Store, statements: Statements, *, write: bool) -> None:
+        super().__init__(store, write=write)
+        self.q = statements
+
+    # -- the driver ----------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def _run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Execute a statement; returns the number of rows it changed."""
+
+    @abc.abstractmethod
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> Sequence[Any] | None: ...
+
+    @abc.abstractmethod
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]: ...
+
+    @abc.abstractmethod
+    def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> None: ...
+
+    # -- primitives ----------------------------------------------------------------------------
+
+    def _head(self, agent_id: str) -> tuple[int, str] | None:
+        row = self._one(self.q.head, (agent_id,))
+        if row is None:
+            return None
+        return (-1, GENESIS_PREV) if row[0] is None else (row[0], row[1])
+
+    def _agent_row(self, agent_id: str) -> tuple[str | None, str, str | None] | None:
+        row = self._one(self.q.agent_row, (agent_id,))
+        return None if row is None else (row[0], row[1], row[2])
+
+    def _insert_agent(
+        self, agent_id: str, parent_id: str | None, policy: str, public_key: str | None
+    ) -> None:
+        if self._run(self.q.insert_agent, (agent_id, parent_id, policy, public_key)) != 1:
+            raise AgentExists(f"agent {agent_id!r} already exists")
+        self.changes += 1
+
+    def agent_exists(self, agent_id: str) -> bool:
+        return self._one(self.q.agent_exists, (agent_id,)) is not None
+
+    def agent_ids(self) -> list[str]:
+        return [row[0] for row in self._all(self.q.agent_ids)]
+
+    def _read_rows(
+        self, agent_id: str, after: int | None, limit: int | None
+    ) -> list[tuple[Record, int | None]]:
+        no_limit = self.q.dialect.no_limit
+        params = (agent_id, -1 if after is None else after, no_limit if limit is None else limit)
+        return [(_record(r), r[8]) for r in self._all(self.q.rows, params)]
+
+    def _read_action(self, agent_id: str, number: int) -> list[Record]:
+        return [_record(r) for r in self._all(self.q.action, (agent_id, number))]
+
+    def _write_records(self, records: list[tuple[str, Record, int | None]]) -> None:
+        self._many(
+            self.q.insert_records,
+            [
+                (
+                    agent_id,
+                    r.seq,
+                    r.timestamp,
+                    r.actor,
+                    r.kind,
+                    r.payload_json,
+                    r.prev_hash,
+                    r.hash,
+                    r.signature,
+                    action,
+                )
+                for agent_id, r, action in records
+            ],
+        )
+
+    def _legacy_consumed(self, agent_id: str, action_id: str) -> bool:
+        return self._one(self.q.legacy_consumed, (agent_id, action_id)) is not None
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._one(self.q.get_meta, (key,))
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.changes += 1
+        self._run(self.q.set_meta, (key, value))
+
+    def _idem_read(self, key: str) -> tuple[IdemRecord, str | None] | None:
+        row = self._one(self.q.idem_get, (key,))
+        return None if row is None else (_idem(row), row[9])
+
+    def _idem_write(self, record: IdemRecord, seal: str) -> None:
+        self._run(
+            self.q.idem_put,
+            (
+                record.key,
+                record.status,
+                record.payload_hash,
+                record.owner,
+                record.lease_expires,
+                record.expires_at,
+                record.result_json,
+                record.action_id,
+                record.agent_id,
+                seal,
+            ),
+        )
+
+    def _idem_remove(self, key: str) -> None:
+        self._run(self.q.idem_delete, (key,))
+
+    # -- schema --------------------------------------------------------------------------------
+
+    def upgrade(self) -> int:
+        """Create or upgrade the schema (in this write transaction); returns the old version."""
+        return upgrade(self.q.dialect, self._run, self._one, self._reseal)
+
+    def _reseal(self) -> None:
+        seals = self.store.seals
+        for row in self._all(self.q.idem_all):
+            record = _idem(row)
+            self._run(self.q.idem_seal, (seals.seal(record), record.key))
