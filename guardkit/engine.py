@@ -54,7 +54,13 @@ from guardkit.errors import (
 )
 from guardkit.policy import Policy, load_policy
 from guardkit.store.base import Store, Transaction
-from guardkit.store.chain import ChainCheck, Checkpoint, fingerprint, format_timestamp
+from guardkit.store.chain import (
+    ChainCheck,
+    Checkpoint,
+    fingerprint,
+    format_timestamp,
+    public_key_hex,
+)
 from guardkit.store.fold import missing_termination
 from guardkit.store.state import SPAWN_TOOL, AgentState, OpenAction
 
@@ -669,12 +675,14 @@ class Engine:
         """The agent's head as ``seq:hash``: publish it where the guard's host can't rewrite it."""
         return str(Checkpoint(**self.status(agent_id)["head"]))
 
-    def verify(self, agent_id: str, checkpoint: str | None = None) -> Verification:
+    def verify(
+        self, agent_id: str, checkpoint: str | None = None, *, public_key: Any = None
+    ) -> Verification:
         """Check the agent's whole chain: Lineage's ``/verify`` answer.
 
-        Signatures are checked under the store's pinned key (else the key the ledger names);
-        ``checkpoint`` (``seq:hash``) must be a record of the chain, which catches a ledger cut
-        short behind it.
+        Signatures are checked under ``public_key``, else the store's pinned key, else the key
+        the ledger names; ``checkpoint`` (``seq:hash``) must be a record of the chain, which
+        catches a ledger cut short behind it.
         """
         point = None
         if checkpoint is not None:
@@ -684,7 +692,8 @@ class Engine:
                 raise InvalidInput(str(exc)) from None
         with self.store.transaction(write=False) as tx:
             self._exists(tx, agent_id)
-        check = ChainCheck(self.store.trusted_key, point)
+        trusted = public_key_hex(public_key) if public_key is not None else None
+        check = ChainCheck(trusted or self.store.trusted_key, point)
         last = None
         for record in self.store.iter_records(agent_id):
             problem = check.check(record)
@@ -758,7 +767,14 @@ class Engine:
         with self.store.transaction(write=False) as tx:
             agent_ids = tx.agent_ids()
             keys = {tx.public_key(agent_id) for agent_id in agent_ids}
+            orphans = tx.ledger_ids() - set(agent_ids)
         self._check_pinned_key(keys)
+        for agent_id in sorted(orphans):
+            self.store.quarantine(
+                agent_id,
+                f"the ledger of {agent_id!r} has no row in the agents table: it was deleted or "
+                "renamed behind the guard's back",
+            )
         for agent_id in agent_ids:
             try:
                 with self.store.transaction(write=False) as tx:

@@ -169,10 +169,13 @@ class Guard:
     def log(self, agent_id: str, after: int | None = None, limit: int | None = None) -> LogPage:
         return self.engine.log(agent_id, after, limit)
 
-    def verify(self, agent_id: str, checkpoint: str | None = None) -> Verification:
-        """Check the agent's chain and signatures; ``checkpoint`` (``seq:hash``, as published
-        from ``checkpoint()``) must still be in it, which catches a ledger cut short."""
-        return self.engine.verify(agent_id, checkpoint)
+    def verify(
+        self, agent_id: str, checkpoint: str | None = None, *, public_key: Any = None
+    ) -> Verification:
+        """Check the agent's chain and signatures (under ``public_key`` if given, else the
+        pinned key); ``checkpoint`` (``seq:hash``, as ``checkpoint()`` printed it) must still
+        be in it, which catches a ledger cut short behind it."""
+        return self.engine.verify(agent_id, checkpoint, public_key=public_key)
 
     def checkpoint(self, agent_id: str) -> str:
         """The agent's head as ``seq:hash``, to publish where this host can't rewrite it."""

@@ -233,8 +233,10 @@ class Transaction(abc.ABC):
         for child in state.children:
             child_row = self._agent_row(child)
             if child_row is not None and child_row[0] != who:
-                raise LedgerInvalid(
-                    f"the row of {who!r}'s sub-agent {child!r} names another parent"
+                # The child's row was edited (a child freed of its parent escapes its cascade):
+                # the child is refused, the parent's own ledger is sound.
+                self.store.quarantine(
+                    child, f"the row of {child!r} does not name {who!r}, whose ledger spawned it"
                 )
         state.parent_id = parent_id
 
@@ -495,6 +497,10 @@ class Transaction(abc.ABC):
 
     @abc.abstractmethod
     def agent_ids(self) -> list[str]: ...
+
+    @abc.abstractmethod
+    def ledger_ids(self) -> set[str]:
+        """Every agent id that has records (an agent whose row is gone still has its ledger)."""
 
     @abc.abstractmethod
     def _read_rows(

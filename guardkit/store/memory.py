@@ -120,6 +120,9 @@ class _MemoryTransaction(Transaction):
     def agent_ids(self) -> list[str]:
         return sorted({*self._t.agents, *self._agents})
 
+    def ledger_ids(self) -> set[str]:
+        return set(self._t.records)
+
     # -- records -------------------------------------------------------------------------------
 
     def _write_records(self, records: list[tuple[str, Record, int | None]]) -> None:

@@ -43,6 +43,7 @@ class Statements:
         )
         self.agent_exists = q("SELECT 1 FROM agents WHERE agent_id = ?")
         self.agent_ids = f"SELECT agent_id FROM agents ORDER BY agent_id{dialect.collate}"
+        self.ledger_ids = "SELECT DISTINCT agent_id FROM records"
         self.rows = q(
             f"SELECT {_RECORD}, action FROM records WHERE agent_id = ? AND seq > ? "
             "ORDER BY seq LIMIT ?"
@@ -144,6 +145,9 @@ class SQLTransaction(Transaction):
 
     def agent_ids(self) -> list[str]:
         return [row[0] for row in self._all(self.q.agent_ids)]
+
+    def ledger_ids(self) -> set[str]:
+        return {row[0] for row in self._all(self.q.ledger_ids)}
 
     def _read_rows(
         self, agent_id: str, after: int | None, limit: int | None

@@ -61,7 +61,12 @@ def build(guard: Guard) -> dict[str, Any]:
         agent.request("search", {"q": "x"})
     paid = agent.request("pay", {"to": "acme", "iban": "DE02120300000000202051", "amount": 2})
     guard.approve("bot", paid["action_id"], "alice", note="looks right")
-    guard.consume("bot", paid["action_id"], "pay", {"to": "acme", "iban": "DE02120300000000202051", "amount": 2})
+    guard.consume(
+        "bot",
+        paid["action_id"],
+        "pay",
+        {"to": "acme", "iban": "DE02120300000000202051", "amount": 2},
+    )
     rejected = agent.request("pay", {"to": "mallory"})
     guard.reject("bot", rejected["action_id"], "alice", "wrong vendor", scar="minor")
     agent.request("pay", {"to": "later", "amount": 1})  # stays pending
@@ -93,9 +98,13 @@ def build(guard: Guard) -> dict[str, Any]:
             "status": guard.status(agent_id),
             "actions": [
                 guard.action(agent_id, f"act-{n}")
-                for n in range(1, guard.status(agent_id)["actions_allowed"]
-                + guard.status(agent_id)["actions_denied"]
-                + guard.status(agent_id)["actions_pending"] + 1)
+                for n in range(
+                    1,
+                    guard.status(agent_id)["actions_allowed"]
+                    + guard.status(agent_id)["actions_denied"]
+                    + guard.status(agent_id)["actions_pending"]
+                    + 1,
+                )
             ],
             "pending": guard.pending(agent_id),
             "log": guard.log(agent_id, limit=5000)["records"],
@@ -116,7 +125,14 @@ def _dump_postgres(url: str, out: Path) -> None:
                 build(guard)
             lines = [_ddl_of("guardkit.store.postgres")]
             with psycopg.connect(scoped) as conn:
-                for table in ("meta", "agents", "records", "actions", "consumptions", "idempotency"):
+                for table in (
+                    "meta",
+                    "agents",
+                    "records",
+                    "actions",
+                    "consumptions",
+                    "idempotency",
+                ):
                     rows = conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()  # type: ignore[arg-type]
                     for row in rows:
                         if table == "meta" and row[0] == "token_key":
