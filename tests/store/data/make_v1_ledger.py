@@ -147,7 +147,7 @@ def _dump_postgres(url: str, out: Path) -> None:
 def _ddl_of(module: str) -> str:
     import importlib
 
-    return str(importlib.import_module(module)._SCHEMA).strip()  # noqa: SLF001
+    return str(importlib.import_module(module)._SCHEMA).strip()
 
 
 def _literal(value: Any) -> str:
