@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -162,3 +164,40 @@ def test_env_var_names_the_ledger(ledger) -> None:
 
     env = {**os.environ, "GUARDKIT_DB": ledger}
     assert guardkit("status", "bot", "--json", env=env).returncode == 0
+
+
+def test_checkpoint_and_verify_against_it_and_a_pinned_key(tmp_path) -> None:
+    from guardkit.store import Signer, fingerprint
+
+    key, other = Signer.generate_hex(), Signer.generate_hex()
+    public = Signer(key).public_key
+    db = str(tmp_path / "signed.db")
+    with Guard(db, signing_key=key) as guard:
+        guard.create_agent("bot", {"budget": 5, "scar_limit": 3, "tools": {"read": {"cost": 1}}})
+        guard.agent("bot").request("read", {})
+    printed = guardkit("checkpoint", "bot", "--db", db)
+    assert printed.returncode == 0, printed.stderr
+    published = printed.stdout.strip()
+    seq, digest = published.split(":")
+    assert (int(seq), len(digest)) == (3, 64)
+    pub_file = tmp_path / "audit.pub"
+    pub_file.write_text(public + "\n")
+    pinned = guardkit("verify", "bot", "--db", db, "--public-key", str(pub_file))
+    assert pinned.returncode == 0, pinned.stdout + pinned.stderr
+    assert "pass --public-key" not in pinned.stderr
+    assert guardkit("verify", "bot", "--db", db, "--checkpoint", published).returncode == 0
+    wrong = guardkit("verify", "bot", "--db", db, "--public-key", Signer(other).public_key)
+    assert wrong.returncode == 1
+    assert fingerprint(Signer(other).public_key) in wrong.stdout
+    env_pinned = guardkit(
+        "status", "bot", "--db", db, env={**os.environ, "GUARDKIT_PUBLIC_KEY": public}
+    )
+    assert env_pinned.returncode == 0
+    # Cut the ledger short: still a whole chain, but not the one that was published.
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM records WHERE agent_id = 'bot' AND seq >= 2")
+    assert guardkit("verify", "bot", "--db", db).returncode == 0
+    cut = guardkit("verify", "bot", "--db", db, "--checkpoint", published, "--json")
+    assert cut.returncode == 1
+    assert "cut off" in json.loads(cut.stdout)["failure"]["reason"]
+    assert guardkit("verify", "--db", db).returncode == 2  # neither an agent nor --file

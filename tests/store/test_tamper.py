@@ -270,3 +270,48 @@ def test_a_rewrite_by_the_key_holder_behind_a_checkpoint(store_url: str, raw: Ra
         result = guard.verify("bot", checkpoint=published)
     assert result["ok"] is False  # ...except what was published
     assert "has another hash" in result["failure"]["reason"]
+
+
+# -- idempotency records ------------------------------------------------------------------------
+
+
+def test_an_edited_idempotency_record_is_refused_and_its_agent_quarantined(
+    store_url: str, raw: Raw
+) -> None:
+    from guardkit.protocols import IdemRecord
+
+    _setup(store_url)
+    guard = _guard(store_url)
+    stored = IdemRecord(
+        key="tool:pay",
+        status="COMPLETED",
+        payload_hash="ab" * 32,
+        owner="o",
+        lease_expires=1.0,
+        result_json='{"paid":1}',
+        action_id="act-1",
+        agent_id="bot",
+    )
+    with guard.store.transaction() as tx:
+        tx.idem_put(stored)
+    with guard.store.transaction(write=False) as tx:
+        assert tx.idem_get("tool:pay") == stored
+    raw("UPDATE idempotency SET result = '{\"paid\":0}' WHERE key = 'tool:pay'")
+    with pytest.raises(LedgerTampered, match="edited after it was sealed"):
+        with guard.store.transaction(write=False) as tx:
+            tx.idem_get("tool:pay")
+    assert set(guard.quarantined) == {"bot"}
+    assert guard.agent("other").request("llm_turn", {})["decision"] == "allowed"
+    guard.close()
+
+
+def test_an_idempotency_record_sealed_under_another_key_is_refused(store_url: str) -> None:
+    from guardkit.protocols import IdemRecord
+
+    record = IdemRecord(key="k", status="IN_PROGRESS", payload_hash="h", owner="o", lease_expires=1)
+    with _guard(store_url) as signed, signed.store.transaction() as tx:
+        tx.idem_put(record)
+    with Guard(open_store(store_url)) as unsigned:  # no key: it can't have sealed that record
+        with pytest.raises(LedgerTampered, match="sealed under key"):
+            with unsigned.store.transaction(write=False) as tx:
+                tx.idem_get("k")
