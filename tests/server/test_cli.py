@@ -149,8 +149,10 @@ def test_a_server_given_another_signing_key_refuses_to_start(tmp_path: Path) -> 
     proc.communicate(timeout=30)
     other = Signer.generate_hex()
     result = subprocess.run(
-        [sys.executable, "-m", "guardkit.server", "--data-dir", str(tmp_path)]
-        + ["--bind", "127.0.0.1:0", "--signing-key", other],
+        [
+            *(sys.executable, "-m", "guardkit.server", "--data-dir", str(tmp_path)),
+            *("--bind", "127.0.0.1:0", "--signing-key", other),
+        ],
         capture_output=True,
         text=True,
         timeout=60,

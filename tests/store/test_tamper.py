@@ -297,9 +297,11 @@ def test_an_edited_idempotency_record_is_refused_and_its_agent_quarantined(
     with guard.store.transaction(write=False) as tx:
         assert tx.idem_get("tool:pay") == stored
     raw("UPDATE idempotency SET result = '{\"paid\":0}' WHERE key = 'tool:pay'")
-    with pytest.raises(LedgerTampered, match="edited after it was sealed"):
-        with guard.store.transaction(write=False) as tx:
-            tx.idem_get("tool:pay")
+    with (
+        pytest.raises(LedgerTampered, match="edited after it was sealed"),
+        guard.store.transaction(write=False) as tx,
+    ):
+        tx.idem_get("tool:pay")
     assert set(guard.quarantined) == {"bot"}
     assert guard.agent("other").request("llm_turn", {})["decision"] == "allowed"
     guard.close()
@@ -311,7 +313,9 @@ def test_an_idempotency_record_sealed_under_another_key_is_refused(store_url: st
     record = IdemRecord(key="k", status="IN_PROGRESS", payload_hash="h", owner="o", lease_expires=1)
     with _guard(store_url) as signed, signed.store.transaction() as tx:
         tx.idem_put(record)
-    with Guard(open_store(store_url)) as unsigned:  # no key: it can't have sealed that record
-        with pytest.raises(LedgerTampered, match="sealed under key"):
-            with unsigned.store.transaction(write=False) as tx:
-                tx.idem_get("k")
+    with (
+        Guard(open_store(store_url)) as unsigned,  # no key: it can't have sealed that record
+        pytest.raises(LedgerTampered, match="sealed under key"),
+        unsigned.store.transaction(write=False) as tx,
+    ):
+        tx.idem_get("k")
