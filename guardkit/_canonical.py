@@ -31,15 +31,35 @@ def input_digest(value: Any) -> str:
     return sha256_hex(canonical_json(value))
 
 
+def _plain(value: Any) -> bool:
+    """The common case, checked fast: exact JSON types, string keys, finite floats."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    if kind is dict:
+        return all(type(key) is str and _plain(item) for key, item in value.items())
+    if kind is list or kind is tuple:
+        return all(_plain(item) for item in value)
+    return False
+
+
 def check_json_value(value: Any, path: str = "input") -> str | None:
     """Return a problem description if ``value`` is not plain JSON data, else None."""
+    if _plain(value):
+        return None
+    return _problem(value, path)
+
+
+def _problem(value: Any, path: str) -> str | None:
     if value is None or isinstance(value, (str, bool, int)):
         return None
     if isinstance(value, float):
         return None if math.isfinite(value) else f"{path} holds a non-finite number"
     if isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
-            problem = check_json_value(item, f"{path}[{index}]")
+            problem = _problem(item, f"{path}[{index}]")
             if problem:
                 return problem
         return None
@@ -47,7 +67,7 @@ def check_json_value(value: Any, path: str = "input") -> str | None:
         for key, item in value.items():
             if not isinstance(key, str):
                 return f"{path} has a non-string key {key!r}"
-            problem = check_json_value(item, f"{path}.{key}")
+            problem = _problem(item, f"{path}.{key}")
             if problem:
                 return problem
         return None

@@ -11,7 +11,6 @@ additions (sub-agents, approval expiry, input digests, backend consumption) are 
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
@@ -59,6 +58,7 @@ from guardkit.store.chain import (
     Checkpoint,
     fingerprint,
     format_timestamp,
+    json_str,
     public_key_hex,
 )
 from guardkit.store.fold import missing_termination
@@ -74,6 +74,9 @@ _PENDING = ActionStatus.PENDING_APPROVAL.value
 _ALLOWED = ActionStatus.ALLOWED.value
 _DENIED = ActionStatus.DENIED.value
 _COMPLETED = ActionStatus.COMPLETED.value
+_OUTCOMES = frozenset(o.value for o in Outcome)
+_FAILURE = Outcome.FAILURE.value
+_HARMFUL = Outcome.HARMFUL.value
 _LOG_LIMIT_DEFAULT = 500
 _LOG_LIMIT_MAX = 5000
 
@@ -225,7 +228,7 @@ class Engine:
             assert rule is not None
             if rule.requires_approval:
                 action_id = f"act-{number}"
-                tx.append(state, "approval_required", {"action_id": action_id}, now)
+                tx.append(state, "approval_required", {"action_id": action_id}, now, action=number)
                 return Decision(decision="pending_approval", action_id=action_id)
             return self._allow(tx, state, number, amount, now, approved_by=None, note=None)
 
@@ -289,10 +292,18 @@ class Engine:
         # encoding it twice.
         text = (
             f'{{"action_id":"{action_id}","cost":{amount},"input":{input_json},'
-            f'"tool":{_json_text(tool)}}}'
+            f'"tool":{json_str(tool)}}}'
         )
         payload = {"action_id": action_id, "cost": amount, "input": value, "tool": tool}
-        tx.append(state, "action_requested", payload, now, payload_json=text, input_json=input_json)
+        tx.append(
+            state,
+            "action_requested",
+            payload,
+            now,
+            payload_json=text,
+            input_json=input_json,
+            action=number,
+        )
         return number
 
     def _checks(
@@ -338,7 +349,9 @@ class Engine:
     ) -> Decision:
         reason, severity = denial.reason, denial.severity
         action_id = f"act-{number}"
-        tx.append(state, "action_denied", {"action_id": action_id, "reason": reason}, now)
+        tx.append(
+            state, "action_denied", {"action_id": action_id, "reason": reason}, now, action=number
+        )
         if severity is not None:
             self._scar(tx, state, severity, describe_reason(reason), action_id, now)
         return Decision(decision="denied", action_id=action_id, reason=reason)
@@ -363,7 +376,7 @@ class Engine:
             if approved_by is None and note is None
             else None
         )
-        tx.append(state, "action_allowed", payload, now, payload_json=text)
+        tx.append(state, "action_allowed", payload, now, payload_json=text, action=number)
         if state.remaining == 0 and state.alive:
             # Lineage terminates on exactly 0 after any allow, even a free call on budget 0.
             self._terminate(tx, state, "budget exhausted", "guard", now)
@@ -416,6 +429,7 @@ class Engine:
                     "action_rejected",
                     {"action_id": action_id, "by": approver, "reason": reason},
                     now,
+                    action=number,
                 )
                 rejected: Reason = {
                     "code": DenyCode.REJECTED.value,
@@ -499,11 +513,9 @@ class Engine:
         self, agent_id: str, action_id: str, status: str, detail: str = "", *, operator: bool = True
     ) -> AgentStatus:
         """Record the one outcome of an allowed action; ``harmful`` only from an operator."""
-        try:
-            outcome = Outcome(status)
-        except ValueError:
-            raise InvalidInput("status must be success, failure or harmful") from None
-        if outcome is Outcome.HARMFUL and not operator:
+        if status not in _OUTCOMES:
+            raise InvalidInput("status must be success, failure or harmful")
+        if status == _HARMFUL and not operator:
             raise Forbidden("only an operator may report harm: an agent must not judge its own")
         detail = "" if detail is None else detail
         _check_text(detail, "detail", allow_empty=True)
@@ -519,16 +531,16 @@ class Engine:
             tx.append(
                 state,
                 "outcome",
-                {"action_id": action_id, "status": outcome.value, "detail": detail},
+                {"action_id": action_id, "status": status, "detail": detail},
                 now,
                 payload_json=(
-                    f'{{"action_id":"{action_id}","detail":{_json_text(detail)},'
-                    f'"status":"{outcome.value}"}}'
+                    f'{{"action_id":"{action_id}","detail":{_text(detail)},"status":"{status}"}}'
                 ),
+                action=number,
             )
-            if outcome is Outcome.FAILURE:
+            if status == _FAILURE:
                 self._scar(tx, state, Severity.MINOR, f"action failed: {detail}", action_id, now)
-            elif outcome is Outcome.HARMFUL:
+            elif status == _HARMFUL:
                 self._scar(
                     tx, state, Severity.SEVERE, f"action caused harm: {detail}", action_id, now
                 )
@@ -752,7 +764,9 @@ class Engine:
                 raise ConsumeMismatch(f"cost {declared} differs from the recorded {row.cost}")
             if tx.consumed(agent_id, number):
                 raise AlreadyConsumed(f"action {action_id} was already consumed")
-            tx.append(state, "action_consumed", {"action_id": action_id, "by": by}, now)
+            tx.append(
+                state, "action_consumed", {"action_id": action_id, "by": by}, now, action=number
+            )
             return ConsumedAction(**row.to_dict(), consumed=True)
 
     # -- opening -------------------------------------------------------------------------------
@@ -885,12 +899,13 @@ def _check_text(value: Any, name: str, *, allow_empty: bool = False) -> None:
         raise InvalidInput(f"{name} is longer than 10000 characters")
 
 
+def _text(detail: str) -> str:
+    """JSON text of an outcome's detail (usually empty, often repeated)."""
+    return json_str(detail) if len(detail) < 200 else json_str.__wrapped__(detail)
+
+
 def _check_tool(tool: Any) -> None:
     if not isinstance(tool, str) or not 1 <= len(tool) <= 128:
         raise InvalidInput("tool names are strings of 1-128 characters")
     if tool == SPAWN_TOOL:
         raise InvalidInput(f"{SPAWN_TOOL!r} is the guard's own record of a spawn: use spawn()")
-
-
-#: JSON text of a string (tool names and details are JSON-encoded on the hot path).
-_json_text = json.JSONEncoder(ensure_ascii=False).encode

@@ -3,14 +3,15 @@
 Nothing the guard decides on is read from a table and trusted. An agent's state is the fold of
 its ledger (``guardkit.store.fold``): replayed and checked against the chain when a process
 first needs the agent, then kept current by folding each record as it is appended, by this
-process or (checked record by record) by another one. An action is the fold of its own records,
-found through an index on ``(agent_id, action)`` and checked (hash, signature, actor, order,
-agreement with the agent's state) whenever it is read from the database. A check that fails
-quarantines the agent (``LedgerTampered``) while the others keep working.
+process or (checked record by record) by another one. That state holds every action's status,
+so approve, reject, report and consume decide on verified facts alone. An action's content (its
+tool, input and cost, who approved it, why it was denied) is read from its records, each checked
+(hash, signature, actor, the action it names, agreement with the status) where it is used. A
+check that fails quarantines the agent (``LedgerTampered``) while the others keep working.
 
 Backends implement a handful of primitives on a transaction (the head of a ledger, its records
-after a seq, one action's records, writing records, agent rows, meta and idempotency rows); this
-module does the rest once.
+after a seq, writing records, agent rows, meta and idempotency rows); this module does the rest
+once.
 """
 
 from __future__ import annotations
@@ -30,15 +31,23 @@ from guardkit.store.chain import (
     Signer,
     check_record,
     fingerprint,
-    format_timestamp,
     parse_timestamp,
     public_key_hex,
     seal,
+    stamp,
 )
 from guardkit.store.fold import LedgerInvalid, apply, apply_action
 from guardkit.store.replay import Replay, record_action
 from guardkit.store.seals import Seals
-from guardkit.store.state import ActionRow, AgentState
+from guardkit.store.state import (
+    COMPLETED,
+    CONSUMED,
+    OUTCOMES,
+    REQUESTED,
+    ActionRow,
+    AgentState,
+    status_name,
+)
 
 __all__ = ["ActionRow", "AgentState", "Store", "Transaction"]
 
@@ -126,7 +135,7 @@ class Transaction(abc.ABC):
         self.write = write
         self._loaded: dict[str, AgentState] = {}
         # Records are buffered and written together just before commit.
-        self._records: list[tuple[str, Record, int | None]] = []
+        self._records: list[tuple[str, Record, int]] = []
         self._touched: set[tuple[str, int]] = set()
         self._held: list[threading.Lock] = []
         self._building: set[str] = set()
@@ -204,8 +213,8 @@ class Transaction(abc.ABC):
             after: int | None = None
             while True:
                 chunk = self._read_rows(agent_id, after, _BATCH)
-                for record, action in chunk:
-                    replay.feed(record, action)
+                for record, requested in chunk:
+                    replay.feed(record, requested)
                 if len(chunk) < _BATCH:
                     break
                 after = chunk[-1][0].seq
@@ -250,10 +259,11 @@ class Transaction(abc.ABC):
                 "rewritten"
             )
         replay = Replay(state.agent_id, self.store.trusted_key, state=state)
-        for record, action in self._read_rows(state.agent_id, state.head_seq, None):
-            payload = replay.feed(record, action)
-            if action is not None:
-                self._fold_cached(state.agent_id, action, record, payload)
+        for record, requested in self._read_rows(state.agent_id, state.head_seq, None):
+            payload = replay.feed(record, requested)
+            number = record_action(record.kind, payload)
+            if number is not None:
+                self._fold_cached(state.agent_id, number, record, payload)
         if state.head_seq < seq or (state.head_seq == seq and state.head_hash != digest):
             raise LedgerInvalid(f"the ledger of {state.agent_id!r} changed while it was read")
 
@@ -263,7 +273,8 @@ class Transaction(abc.ABC):
         if row is None and record.kind != "action_requested":
             return
         epoch = parse_timestamp(record.timestamp)
-        self.store.keep_action(apply_action(row, agent_id, record.seq, record.kind, payload, epoch))
+        row = apply_action(row, agent_id, number, record.seq, record.kind, payload, epoch)
+        self.store.keep_action(row)
 
     def create(self, state: AgentState, now: float) -> None:
         """Insert a new agent and write its genesis and policy records."""
@@ -275,8 +286,10 @@ class Transaction(abc.ABC):
         self.store.states[state.agent_id] = state
         self._checked(state.agent_id)
         genesis = {"log_id": state.agent_id, "public_key": state.public_key}
-        self._seal(state, "genesis", canonical_json(genesis), now, None)
-        self._seal(state, "policy", canonical_json({"policy": policy}), now, None)
+        for kind, text in (("genesis", genesis), ("policy", {"policy": policy})):
+            self._records.append(
+                (state.agent_id, self._seal(state, kind, canonical_json(text), now), 0)
+            )
 
     def append(
         self,
@@ -287,17 +300,21 @@ class Transaction(abc.ABC):
         *,
         payload_json: str | None = None,
         input_json: str | None = None,
+        action: int | None = None,
     ) -> Record:
         """Chain a new record onto the agent's ledger and fold it into state (and its action).
 
         ``payload_json`` is the payload's canonical text when the caller already has it;
-        ``input_json`` the canonical text of an ``action_requested`` record's input.
+        ``input_json`` the canonical text of an ``action_requested`` record's input; ``action``
+        the number of the action the record is about (read from the payload if not given).
         """
         text = payload_json if payload_json is not None else canonical_json(payload)
-        action = record_action(kind, payload)
-        record = self._seal(state, kind, text, now, action)
+        if action is None:
+            action = record_action(kind, payload)
+        record = self._seal(state, kind, text, now)
         epoch = self._stamp[2]
-        apply(state, record.seq, kind, payload, epoch)
+        apply(state, record.seq, kind, payload, epoch, action)
+        self._records.append((state.agent_id, record, state.next_action))
         if action is not None:
             # The row of an action this process has not read stays unread: it is rebuilt from
             # its records when someone asks for it.
@@ -305,15 +322,13 @@ class Transaction(abc.ABC):
             row = self.store.actions.get(key)
             if row is not None or kind == "action_requested":
                 row = apply_action(
-                    row, state.agent_id, record.seq, kind, payload, epoch, input_json
+                    row, state.agent_id, action, record.seq, kind, payload, epoch, input_json
                 )
                 self.store.keep_action(row)
                 self._touched.add(key)
         return record
 
-    def _seal(
-        self, state: AgentState, kind: str, text: str, now: float, action: int | None
-    ) -> Record:
+    def _seal(self, state: AgentState, kind: str, text: str, now: float) -> Record:
         signer = self.store.signer
         if state.public_key is not None and (
             signer is None or signer.public_key != state.public_key
@@ -324,8 +339,7 @@ class Transaction(abc.ABC):
                 "append to it"
             )
         if now != self._stamp[0]:
-            stamp = format_timestamp(now)
-            self._stamp = (now, stamp, parse_timestamp(stamp))
+            self._stamp = (now, *stamp(now))
         record = seal(
             seq=state.head_seq + 1,
             timestamp=self._stamp[1],
@@ -335,7 +349,6 @@ class Transaction(abc.ABC):
             prev_hash=state.head_hash,
             signer=signer if state.public_key is not None else None,
         )
-        self._records.append((state.agent_id, record, action))
         state.head_seq = record.seq
         state.head_hash = record.hash
         state.dirty = True
@@ -347,7 +360,7 @@ class Transaction(abc.ABC):
     def get_action(self, agent_id: str, number: int) -> ActionRow | None:
         """The action as its records say; None if the agent never requested it."""
         state = self.agent(agent_id)
-        if not 1 <= number <= state.next_action:
+        if not 0 < number < len(state.statuses):
             return None
         row = self.store.actions.get((agent_id, number))
         if row is None:
@@ -359,35 +372,65 @@ class Transaction(abc.ABC):
         return row
 
     def _load_action(self, state: AgentState, number: int) -> ActionRow:
-        """Fold one action's records, each checked on its own and against the agent's state."""
-        who = state.agent_id
+        """Read an action's request and decision records back, each checked on its own."""
+        code = state.statuses[number]
+        waiting = state.open.get(number)
+        start = waiting.requested_seq if waiting else self._find_request(state, number)
+        seqs = [start]
+        if code & 7 != REQUESTED:
+            seqs.append(start + 1)  # the decision, or the call for approval
+        if number in state.late:
+            seqs.append(state.late[number])
         row: ActionRow | None = None
-        for record in self._read_action(who, number):
-            problem = check_record(record, state.public_key)
-            if problem is None and (record.actor != who or record.seq > state.head_seq):
-                problem = "it is not a record of this ledger"
-            if problem is not None:
-                raise LedgerInvalid(
-                    f"record {record.seq} of {who!r} (act-{number}) does not verify: {problem}"
-                )
-            payload = json.loads(record.payload_json)
-            if record_action(record.kind, payload) != number:
-                raise LedgerInvalid(f"the store indexes record {record.seq} of {who!r} wrongly")
+        for seq in seqs:
+            record, payload = self._checked_record(state, seq, number)
             epoch = parse_timestamp(record.timestamp)
-            row = apply_action(row, who, record.seq, record.kind, payload, epoch)
-        if row is None:
-            raise LedgerInvalid(f"the records of act-{number} of {who!r} are missing")
-        open_action = state.open.get(number)
-        if open_action is None:
-            agrees = row.status not in ("requested", "pending_approval")
-        else:
-            agrees = row.status == ("pending_approval" if open_action.pending else "requested")
-        if not agrees or row.consumed != (number in state.consumed):
+            row = apply_action(row, state.agent_id, number, seq, record.kind, payload, epoch)
+        assert row is not None
+        # The outcome is not read back: a completed action's records end at its allow.
+        folded = "allowed" if code & 7 == COMPLETED else status_name(code)
+        if row.status != folded:
             raise LedgerInvalid(
-                f"act-{number} of {who!r} reads as {row.status} but its ledger says otherwise: "
-                "records were hidden"
+                f"act-{number} of {state.agent_id!r} is {status_name(code)}, but its records say "
+                f"{row.status}"
             )
+        if code & 7 == COMPLETED:
+            row.status, row.outcome = "completed", OUTCOMES[code >> 4 & 3]
+        row.consumed = bool(code & CONSUMED)
         return row
+
+    def _checked_record(self, state: AgentState, seq: int, number: int) -> tuple[Record, Any]:
+        who = state.agent_id
+        found = self._read_rows(who, seq - 1, 1)
+        problem = "it is missing"
+        if found and found[0][0].seq == seq:
+            record = found[0][0]
+            problem = check_record(record, state.public_key) or ""
+            if not problem and record.actor != who:
+                problem = "it is not a record of this ledger"
+            if not problem:
+                payload = json.loads(record.payload_json)
+                if record_action(record.kind, payload) == number:
+                    return record, payload
+                problem = f"it is not about act-{number}"
+        raise LedgerInvalid(f"record {seq} of {who!r} (act-{number}) does not verify: {problem}")
+
+    def _find_request(self, state: AgentState, number: int) -> int:
+        """The seq of act-N's request: the first record whose stored count reaches N.
+
+        The count is only a search aid: the record found is checked to be that request.
+        """
+        low, high = 2, state.head_seq
+        while low < high:
+            middle = (low + high) // 2
+            count = self._requested_at(state.agent_id, middle)
+            if count is None:
+                raise LedgerInvalid(f"record {middle} of {state.agent_id!r} is missing")
+            if count >= number:
+                high = middle
+            else:
+                low = middle + 1
+        return low
 
     def pending_actions(self, agent_id: str) -> list[ActionRow]:
         """The agent's pending actions, oldest first."""
@@ -397,7 +440,8 @@ class Transaction(abc.ABC):
 
     def consumed(self, agent_id: str, number: int) -> bool:
         """Whether a backend consumed the action (ledger, or a consumption before schema 2)."""
-        if number in self.agent(agent_id).consumed:
+        state = self.agent(agent_id)
+        if 0 < number < len(state.statuses) and state.statuses[number] & CONSUMED:
             return True
         return self._legacy_consumed(agent_id, f"act-{number}")
 
@@ -505,15 +549,16 @@ class Transaction(abc.ABC):
     @abc.abstractmethod
     def _read_rows(
         self, agent_id: str, after: int | None, limit: int | None
-    ) -> list[tuple[Record, int | None]]:
-        """Records with ``seq > after`` (all if None), oldest first, with their action index."""
+    ) -> list[tuple[Record, int]]:
+        """Records with ``seq > after`` (all if None), oldest first, with their request count."""
 
     @abc.abstractmethod
-    def _read_action(self, agent_id: str, number: int) -> list[Record]:
-        """The records the store indexes under the action, oldest first."""
+    def _requested_at(self, agent_id: str, seq: int) -> int | None:
+        """The stored count of requests up to record ``seq`` (None: no such record)."""
 
     @abc.abstractmethod
-    def _write_records(self, records: list[tuple[str, Record, int | None]]) -> None: ...
+    def _write_records(self, records: list[tuple[str, Record, int]]) -> None:
+        """Insert ``(agent_id, record, requests counted up to it)`` rows."""
 
     @abc.abstractmethod
     def _legacy_consumed(self, agent_id: str, action_id: str) -> bool: ...

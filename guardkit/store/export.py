@@ -110,7 +110,7 @@ def verify_export(
         for record in _records(raw):
             if replay is None:
                 replay = Replay(record.actor, trusted, checkpoint=point)
-            replay.feed(record, None, indexed=False)
+            replay.feed(record, None)
         if replay is None:
             return {"ok": False, "records": 0, "failure": _failure(0, None, "empty log")}
         state = replay.finish()

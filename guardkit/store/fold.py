@@ -16,7 +16,20 @@ from typing import Any
 from guardkit._canonical import canonical_json
 from guardkit.decisions import SCAR_CAP, Severity
 from guardkit.policy import Policy
-from guardkit.store.state import SPAWN_TOOL, ActionRow, AgentState, OpenAction
+from guardkit.store.state import (
+    ALLOWED,
+    COMPLETED,
+    CONSUMED,
+    DENIED,
+    OUTCOMES,
+    PENDING,
+    REQUESTED,
+    SPAWN_TOOL,
+    ActionRow,
+    AgentState,
+    OpenAction,
+    status_name,
+)
 
 __all__ = [
     "ACTION_KINDS",
@@ -69,53 +82,55 @@ def start(agent_id: str, genesis: dict[str, Any], policy: dict[str, Any]) -> Age
     return AgentState(agent_id=agent_id, policy=Policy.from_dict(policy["policy"]), public_key=key)
 
 
-def apply(state: AgentState, seq: int, kind: str, payload: Any, epoch: float) -> None:
-    """Fold one record (``seq``, ``kind``, parsed ``payload``, its timestamp) into ``state``."""
+def apply(
+    state: AgentState, seq: int, kind: str, payload: Any, epoch: float, number: int | None
+) -> None:
+    """Fold one record into ``state``: its ``seq``, ``kind``, parsed ``payload``, the instant of
+    its timestamp, and (for a record about an action) the action's number."""
     handler = _AGENT.get(kind)
     if handler is None:
         raise LedgerInvalid(f"{kind!r} record at seq {seq}")
-    handler(state, seq, payload, epoch)
+    handler(state, seq, payload, epoch, number)
 
 
-def _open(state: AgentState, payload: Any, kind: str) -> tuple[int, OpenAction]:
-    number = action_number(payload["action_id"])
+def _open(state: AgentState, number: int, kind: str) -> OpenAction:
     action = state.open.get(number)
     if action is None:
         raise LedgerInvalid(f"{kind} for act-{number}, which is not waiting for a decision")
-    return number, action
+    return action
 
 
-def _requested(state: AgentState, seq: int, payload: Any, epoch: float) -> None:
-    number = action_number(payload["action_id"])
+def _requested(state: AgentState, seq: int, payload: Any, epoch: float, number: int) -> None:
     if number != state.next_action + 1:
         raise LedgerInvalid(f"act-{number} requested after act-{state.next_action}")
     tool, cost = payload["tool"], payload["cost"]
     if not isinstance(tool, str) or type(cost) is not int or cost < 0:
         raise LedgerInvalid(f"act-{number} has a bad tool or cost")
     child = None
-    if tool == SPAWN_TOOL:
-        child = payload["input"]["child_id"]
+    if tool == SPAWN_TOOL:  # the engine refuses the name in a request: only spawn() writes it
+        value = payload["input"]
+        child = value.get("child_id") if isinstance(value, dict) else None
     state.next_action = number
     state.open[number] = OpenAction(tool, cost, epoch, seq, child=child)
+    state.statuses.append(REQUESTED)
 
 
-def _approval(state: AgentState, seq: int, payload: Any, epoch: float) -> None:
-    number, action = _open(state, payload, "approval_required")
+def _approval(state: AgentState, seq: int, payload: Any, epoch: float, number: int) -> None:
+    action = _open(state, number, "approval_required")
     if action.pending:
         raise LedgerInvalid(f"act-{number} asked for approval twice")
     action.pending = True
     state.actions_pending += 1
+    state.statuses[number] = PENDING
 
 
-def _allowed(state: AgentState, seq: int, payload: Any, epoch: float) -> None:
-    number, action = _open(state, payload, "action_allowed")
+def _allowed(state: AgentState, seq: int, payload: Any, epoch: float, number: int) -> None:
+    action = _open(state, number, "action_allowed")
     if not state.alive:
         raise LedgerInvalid(f"act-{number} allowed for a terminated agent")
     if action.cost > state.policy.budget - state.spent:
         raise LedgerInvalid(f"act-{number} allowed beyond the budget")
-    del state.open[number]
-    if action.pending:
-        state.actions_pending -= 1
+    _decided(state, seq, number, action, ALLOWED)
     state.spent += action.cost
     state.actions_allowed += 1
     state.tool_counts[action.tool] = state.tool_counts.get(action.tool, 0) + 1
@@ -126,37 +141,50 @@ def _allowed(state: AgentState, seq: int, payload: Any, epoch: float) -> None:
         recent.append(epoch)
         if len(recent) > limit.max_actions:
             del recent[: len(recent) - limit.max_actions]
-    if action.child is not None:
+    if isinstance(action.child, str):
         state.children.append(action.child)
 
 
-def _denied(state: AgentState, seq: int, payload: Any, epoch: float) -> None:
-    number, action = _open(state, payload, "denial")
-    del state.open[number]
-    if action.pending:
-        state.actions_pending -= 1
+def _denied(state: AgentState, seq: int, payload: Any, epoch: float, number: int) -> None:
+    action = _open(state, number, "denial")
+    _decided(state, seq, number, action, DENIED)
     state.actions_denied += 1
 
 
-def _closed(state: AgentState, payload: Any, kind: str) -> int:
-    number = action_number(payload["action_id"])
-    if number > state.next_action or number in state.open:
-        raise LedgerInvalid(f"{kind} for act-{number}, which was never allowed")
-    return number
+def _decided(state: AgentState, seq: int, number: int, action: OpenAction, status: int) -> None:
+    del state.open[number]
+    if action.pending:
+        state.actions_pending -= 1
+        state.late[number] = seq
+    elif seq != action.requested_seq + 1:
+        # The engine decides in the transaction that records the request, right after it.
+        raise LedgerInvalid(f"act-{number} decided at seq {seq}, away from its request")
+    state.statuses[number] = status
 
 
-def _outcome(state: AgentState, seq: int, payload: Any, epoch: float) -> None:
-    _closed(state, payload, "outcome")
+def _outcome(state: AgentState, seq: int, payload: Any, epoch: float, number: int) -> None:
+    code = _code(state, number)
+    status = payload["status"]
+    if code & 7 != ALLOWED or status not in OUTCOMES:
+        raise LedgerInvalid(f"outcome for act-{number}, which is {status_name(code)}")
+    state.statuses[number] = COMPLETED | (code & CONSUMED) | OUTCOMES.index(status) << 4
 
 
-def _consumed(state: AgentState, seq: int, payload: Any, epoch: float) -> None:
-    number = _closed(state, payload, "action_consumed")
-    if number in state.consumed:
-        raise LedgerInvalid(f"act-{number} consumed twice")
-    state.consumed.add(number)
+def _consumed(state: AgentState, seq: int, payload: Any, epoch: float, number: int) -> None:
+    code = _code(state, number)
+    if code & 7 not in (ALLOWED, COMPLETED) or code & CONSUMED:
+        consumed = " and consumed" if code & CONSUMED else ""
+        raise LedgerInvalid(f"act-{number} consumed, but it is {status_name(code)}{consumed}")
+    state.statuses[number] = code | CONSUMED
 
 
-def _scar(state: AgentState, seq: int, payload: Any, epoch: float) -> None:
+def _code(state: AgentState, number: int) -> int:
+    if not 0 < number < len(state.statuses):
+        raise LedgerInvalid(f"act-{number} was never requested")
+    return state.statuses[number]
+
+
+def _scar(state: AgentState, seq: int, payload: Any, epoch: float, number: None) -> None:
     severity = Severity(payload["severity"])
     reason, action_id = payload["reason"], payload["action_id"]
     if not isinstance(reason, str) or not (action_id is None or isinstance(action_id, str)):
@@ -167,7 +195,7 @@ def _scar(state: AgentState, seq: int, payload: Any, epoch: float) -> None:
     state.scar_score = min(SCAR_CAP, state.scar_score + severity.weight)
 
 
-def _terminated(state: AgentState, seq: int, payload: Any, epoch: float) -> None:
+def _terminated(state: AgentState, seq: int, payload: Any, epoch: float, number: None) -> None:
     reason = payload["reason"]
     if not isinstance(reason, str):
         raise LedgerInvalid(f"termination at seq {seq} has no reason")
@@ -176,7 +204,7 @@ def _terminated(state: AgentState, seq: int, payload: Any, epoch: float) -> None
         state.termination_reason = reason
 
 
-_AGENT: dict[str, Callable[[AgentState, int, Any, float], None]] = {
+_AGENT: dict[str, Callable[[AgentState, int, Any, float, Any], None]] = {
     "action_requested": _requested,
     "approval_required": _approval,
     "action_allowed": _allowed,
@@ -207,19 +235,20 @@ NEXT_STATUS = {
 def apply_action(
     row: ActionRow | None,
     agent_id: str,
+    number: int,
     seq: int,
     kind: str,
     payload: Any,
     epoch: float,
     input_json: str | None = None,
 ) -> ActionRow:
-    """Fold one record about an action into its row (None before its ``action_requested``)."""
+    """Fold one record about action ``number`` into its row (None before it was requested)."""
     if kind == "action_requested":
         if row is not None:
             raise LedgerInvalid(f"{row.action_id} requested twice")
         return ActionRow(
             agent_id=agent_id,
-            number=action_number(payload["action_id"]),
+            number=number,
             tool=payload["tool"],
             input_json=canonical_json(payload["input"]) if input_json is None else input_json,
             cost=payload["cost"],

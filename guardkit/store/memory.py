@@ -11,8 +11,6 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from guardkit.errors import AgentExists
@@ -29,9 +27,8 @@ class _Tables:
     def __init__(self) -> None:
         #: agent id -> (parent_id, policy, public_key)
         self.agents: dict[str, tuple[str | None, str, str | None]] = {}
-        self.records: dict[str, list[tuple[Record, int | None]]] = {}
-        #: (agent id, action number) -> seqs of its records
-        self.by_action: dict[tuple[str, int], list[int]] = {}
+        #: agent id -> its records, each with the count of requests up to it
+        self.records: dict[str, list[tuple[Record, int]]] = {}
         self.meta: dict[str, str] = {}
         self.idem: dict[str, tuple[IdemRecord, str]] = {}
 
@@ -50,22 +47,40 @@ class MemoryStore(Store):
         self._mutex = threading.RLock()
         self._tables = _Tables()
 
-    @contextmanager
-    def transaction(self, *, write: bool = True) -> Iterator[Transaction]:
-        with self._mutex:
-            tx = _MemoryTransaction(self, self._tables, write=write)
-            try:
-                yield tx
-            except BaseException:
-                tx.aborted()
-                raise
-            if write:
-                tx.flush()
-                tx.apply()
-            tx.committed()
+    def transaction(self, *, write: bool = True) -> _Scope:
+        return _Scope(self, write)
 
     def close(self) -> None:
         """Nothing to release; the data lives as long as the object."""
+
+
+class _Scope:
+    """One transaction's ``with`` block."""
+
+    __slots__ = ("_store", "_tx", "_write")
+
+    def __init__(self, store: MemoryStore, write: bool) -> None:
+        self._store = store
+        self._write = write
+
+    def __enter__(self) -> Transaction:
+        store = self._store
+        store._mutex.acquire()
+        self._tx = _MemoryTransaction(store, store._tables, write=self._write)
+        return self._tx
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        tx = self._tx
+        try:
+            if kind is not None:
+                tx.aborted()
+                return
+            if self._write:
+                tx.flush()
+                tx.apply()
+            tx.committed()
+        finally:
+            self._store._mutex.release()
 
 
 class _MemoryTransaction(Transaction):
@@ -73,7 +88,7 @@ class _MemoryTransaction(Transaction):
         super().__init__(store, write=write)
         self._t = tables
         self._agents: dict[str, tuple[str | None, str, str | None]] = {}
-        self._out: list[tuple[str, Record, int | None]] = []
+        self._out: list[tuple[str, Record, int]] = []
         self._meta: dict[str, str] = {}
         self._idem: dict[str, Any] = {}
 
@@ -84,10 +99,8 @@ class _MemoryTransaction(Transaction):
         """Make the staged writes the committed data (cannot fail)."""
         t = self._t
         t.agents.update(self._agents)
-        for agent_id, record, action in self._out:
-            t.records.setdefault(agent_id, []).append((record, action))
-            if action is not None:
-                t.by_action.setdefault((agent_id, action), []).append(record.seq)
+        for agent_id, record, requested in self._out:
+            t.records.setdefault(agent_id, []).append((record, requested))
         t.meta.update(self._meta)
         for key, value in self._idem.items():
             if value is _DELETED:
@@ -125,20 +138,20 @@ class _MemoryTransaction(Transaction):
 
     # -- records -------------------------------------------------------------------------------
 
-    def _write_records(self, records: list[tuple[str, Record, int | None]]) -> None:
+    def _write_records(self, records: list[tuple[str, Record, int]]) -> None:
         self._out.extend(records)
 
     def _read_rows(
         self, agent_id: str, after: int | None, limit: int | None
-    ) -> list[tuple[Record, int | None]]:
+    ) -> list[tuple[Record, int]]:
         rows = self._t.records.get(agent_id, [])
         start = 0 if after is None else bisect.bisect_right(rows, after, key=lambda r: r[0].seq)
         end = len(rows) if limit is None else start + limit
         return rows[start:end]
 
-    def _read_action(self, agent_id: str, number: int) -> list[Record]:
+    def _requested_at(self, agent_id: str, seq: int) -> int | None:
         rows = self._t.records.get(agent_id, [])
-        return [rows[seq][0] for seq in self._t.by_action.get((agent_id, number), ())]
+        return rows[seq][1] if 0 <= seq < len(rows) else None
 
     def _legacy_consumed(self, agent_id: str, action_id: str) -> bool:
         return False  # consumptions live in the ledger only

@@ -2,10 +2,9 @@
 
 ``Replay`` takes an agent's records one by one (as a store streams them in batches): each must
 continue the hash chain, carry a valid signature under the pinned key, name the agent as its
-actor, sit under the right action in the store's index, and be a record a guard could have
-written at that point. A full replay (from genesis) also tracks every action's status in one
-byte, so an outcome without an allow or a second consumption is caught even after the action
-left the state's bounded view. A catch-up replay continues a state verified earlier.
+actor, carry the right ``requested`` count (the store's search aid for finding an action's
+request), and be a record a guard could have written at that point. A catch-up replay
+continues a state verified earlier.
 """
 
 from __future__ import annotations
@@ -16,21 +15,10 @@ from typing import Any
 from guardkit.decisions import VerifyFailure
 from guardkit.errors import PolicyError
 from guardkit.store.chain import ChainCheck, Checkpoint, Record, parse_timestamp
-from guardkit.store.fold import (
-    ACTION_KINDS,
-    NEXT_STATUS,
-    LedgerInvalid,
-    action_number,
-    apply,
-    start,
-)
+from guardkit.store.fold import ACTION_KINDS, LedgerInvalid, action_number, apply, start
 from guardkit.store.state import AgentState
 
 __all__ = ["Replay", "record_action"]
-
-_CODES = {"requested": 1, "pending_approval": 2, "allowed": 3, "denied": 4, "completed": 5}
-_NAMES = {code: name for name, code in _CODES.items()}
-_CONSUMED = 8
 
 
 def record_action(kind: str, payload: Any) -> int | None:
@@ -57,18 +45,16 @@ class Replay:
         self.state = state
         if state is None:
             self.chain = ChainCheck(trusted_key, checkpoint)
-            self._statuses: bytearray | None = bytearray(1)
         else:
             head = (state.head_seq, state.head_hash)
             self.chain = ChainCheck(head=head, public_key=state.public_key)
-            self._statuses = None
         self._genesis: dict[str, Any] | None = None
         self.failure: VerifyFailure | None = None
 
-    def feed(self, record: Record, action: int | None, *, indexed: bool = True) -> Any:
-        """Check and fold ``record`` (indexed under ``action``); returns its parsed payload.
+    def feed(self, record: Record, requested: int | None) -> Any:
+        """Check and fold ``record``, stored with the count ``requested``; returns its payload.
 
-        ``indexed=False`` for records that come with no store index (an exported file).
+        ``requested=None`` for records that come with no count (an exported file).
         """
         problem = self.chain.check(record)
         if problem is not None:
@@ -78,7 +64,7 @@ class Replay:
                 f"{self.failure['line']}: {problem}"
             )
         try:
-            return self._fold(record, action, indexed)
+            return self._fold(record, requested)
         except LedgerInvalid as exc:
             raise LedgerInvalid(f"ledger of {self.agent_id!r} does not replay: {exc}") from None
         except PolicyError as exc:
@@ -92,49 +78,30 @@ class Replay:
                 f"at seq {record.seq} ({type(exc).__name__}: {exc})"
             ) from None
 
-    def _fold(self, record: Record, action: int | None, indexed: bool) -> Any:
+    def _fold(self, record: Record, requested: int | None) -> Any:
         if record.actor != self.agent_id:
             raise LedgerInvalid(f"record {record.seq} is by {record.actor!r}")
         payload = json.loads(record.payload_json)
         if not isinstance(payload, dict):
             raise LedgerInvalid(f"record {record.seq} has no payload object")
-        number = record_action(record.kind, payload)
-        if indexed and number != action:
-            raise LedgerInvalid(f"the store indexes record {record.seq} under act-{action}")
         epoch = parse_timestamp(record.timestamp)
         if record.seq == 0:
             self._genesis = payload
-            return payload
-        if record.seq == 1:
+        elif record.seq == 1:
             if record.kind != "policy" or self._genesis is None:
                 raise LedgerInvalid("the second record is not the policy")
             self.state = start(self.agent_id, self._genesis, payload)
+        elif self.state is None:
+            raise LedgerInvalid("records before the policy")
         else:
-            state = self.state
-            if state is None:
-                raise LedgerInvalid("records before the policy")
-            if number is not None and self._statuses is not None:
-                self._track(number, record.kind)
-            apply(state, record.seq, record.kind, payload, epoch)
-        assert self.state is not None
-        self.state.head_seq, self.state.head_hash = record.seq, record.hash
+            number = record_action(record.kind, payload)
+            apply(self.state, record.seq, record.kind, payload, epoch, number)
+        count = 0 if self.state is None else self.state.next_action
+        if requested is not None and requested != count:
+            raise LedgerInvalid(f"the store counts {requested} requests at record {record.seq}")
+        if self.state is not None:
+            self.state.head_seq, self.state.head_hash = record.seq, record.hash
         return payload
-
-    def _track(self, number: int, kind: str) -> None:
-        statuses = self._statuses
-        assert statuses is not None
-        if kind == "action_requested":
-            if number != len(statuses):
-                raise LedgerInvalid(f"act-{number} requested out of order")
-            statuses.append(_CODES["requested"])
-            return
-        code = statuses[number] if number < len(statuses) else 0
-        status = _NAMES.get(code & 7)
-        after = NEXT_STATUS.get((status, kind)) if status is not None else None
-        consumed = code & _CONSUMED
-        if after is None or (kind == "action_consumed" and consumed):
-            raise LedgerInvalid(f"{kind} for act-{number}, which is {status or 'unknown'}")
-        statuses[number] = _CODES[after] | (_CONSUMED if kind == "action_consumed" else consumed)
 
     def finish(self) -> AgentState:
         """The replayed state; ``LedgerInvalid`` if the ledger ended too early."""

@@ -3,7 +3,8 @@
 ``meta.schema_version`` says which schema a database has; a database without it was made by
 guardkit before schema versions (schema 1). Schema 2 keeps only what the ledger cannot say:
 ``agents`` is the list of agents (parent, policy and public key, all checked against the
-ledger), ``records`` is the ledger with an ``action`` column the store indexes actions by, and
+ledger), ``records`` is the ledger with a ``requested`` column (how many actions were requested
+up to each record: the store's way to find an action's request without an index), and
 idempotency records carry a seal. Schema 1's materialised state (the agents' state columns and
 the ``actions`` table) is dropped: it is rebuilt from the ledger, which is what it always was.
 """
@@ -20,9 +21,12 @@ __all__ = ["SCHEMA_VERSION", "Dialect", "POSTGRES", "SQLITE", "upgrade"]
 
 SCHEMA_VERSION = 2
 
-_ACTION_KINDS = (
-    "'action_requested', 'approval_required', 'action_allowed', 'action_denied', "
-    "'action_rejected', 'outcome', 'action_consumed'"
+#: Counts the requests up to every record (schema 1 -> 2); the same SQL on both databases.
+_FILL_REQUESTED = (
+    "UPDATE records SET requested = w.n FROM (SELECT agent_id AS a, seq AS s, "
+    "sum(CASE WHEN kind = 'action_requested' THEN 1 ELSE 0 END) "
+    "OVER (PARTITION BY agent_id ORDER BY seq) AS n FROM records) AS w "
+    "WHERE records.agent_id = w.a AND records.seq = w.s"
 )
 #: Schema 1's materialised agent state, gone in schema 2.
 _STATE_COLUMNS = (
@@ -41,8 +45,6 @@ class Dialect:
     tables: tuple[str, ...]
     #: Does a table of this name exist (one ``?`` parameter)?
     has_table: str
-    #: Sets ``records.action`` from each action record's payload (schema 1 -> 2).
-    fill_action: str
     #: ``ORDER BY`` suffix sorting agent ids bytewise.
     collate: str
     #: The ``LIMIT`` parameter meaning "no limit".
@@ -64,10 +66,8 @@ SQLITE = Dialect(
         "policy TEXT NOT NULL, public_key TEXT)",
         "CREATE TABLE IF NOT EXISTS records (agent_id TEXT NOT NULL, seq INTEGER NOT NULL, "
         "timestamp TEXT NOT NULL, actor TEXT NOT NULL, kind TEXT NOT NULL, payload TEXT NOT NULL, "
-        "prev_hash TEXT NOT NULL, hash TEXT NOT NULL, signature TEXT, action INTEGER, "
+        "prev_hash TEXT NOT NULL, hash TEXT NOT NULL, signature TEXT, requested INTEGER NOT NULL, "
         "PRIMARY KEY (agent_id, seq)) WITHOUT ROWID",
-        "CREATE INDEX IF NOT EXISTS records_action ON records(agent_id, action) "
-        "WHERE action IS NOT NULL",
         "CREATE TABLE IF NOT EXISTS consumptions (agent_id TEXT NOT NULL, action_id TEXT NOT NULL, "
         "consumed_by TEXT NOT NULL, consumed_at REAL NOT NULL, "
         "PRIMARY KEY (agent_id, action_id)) WITHOUT ROWID",
@@ -76,10 +76,6 @@ SQLITE = Dialect(
         "expires_at REAL, result TEXT, action_id TEXT, agent_id TEXT, seal TEXT)",
     ),
     has_table="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-    fill_action=(
-        "UPDATE records SET action = CAST(substr(json_extract(payload, '$.action_id'), 5) "
-        f"AS INTEGER) WHERE kind IN ({_ACTION_KINDS})"
-    ),
     collate="",
     no_limit=-1,
 )
@@ -92,10 +88,8 @@ POSTGRES = Dialect(
         "policy TEXT NOT NULL, public_key TEXT)",
         "CREATE TABLE IF NOT EXISTS records (agent_id TEXT NOT NULL, seq BIGINT NOT NULL, "
         "timestamp TEXT NOT NULL, actor TEXT NOT NULL, kind TEXT NOT NULL, payload TEXT NOT NULL, "
-        "prev_hash TEXT NOT NULL, hash TEXT NOT NULL, signature TEXT, action BIGINT, "
-        "PRIMARY KEY (agent_id, seq))",
-        "CREATE INDEX IF NOT EXISTS records_action ON records(agent_id, action) "
-        "WHERE action IS NOT NULL",
+        "prev_hash TEXT NOT NULL, hash TEXT NOT NULL, signature TEXT, "
+        "requested BIGINT NOT NULL, PRIMARY KEY (agent_id, seq))",
         "CREATE TABLE IF NOT EXISTS consumptions (agent_id TEXT NOT NULL, action_id TEXT NOT NULL, "
         "consumed_by TEXT NOT NULL, consumed_at DOUBLE PRECISION NOT NULL, "
         "PRIMARY KEY (agent_id, action_id))",
@@ -105,10 +99,6 @@ POSTGRES = Dialect(
         "action_id TEXT, agent_id TEXT, seal TEXT)",
     ),
     has_table="SELECT 1 WHERE to_regclass(%s) IS NOT NULL",
-    fill_action=(
-        "UPDATE records SET action = split_part(payload::json->>'action_id', '-', 2)::bigint "
-        f"WHERE kind IN ({_ACTION_KINDS})"
-    ),
     collate=' COLLATE "C"',
     no_limit=None,
     integer="BIGINT",
@@ -159,14 +149,14 @@ def upgrade(
 def _from_1(
     dialect: Dialect, run: Callable[[str, tuple[Any, ...]], Any], reseal: Callable[[], None]
 ) -> None:
-    """Schema 1 -> 2: index records by action, drop the materialised state, seal idempotency."""
-    run(f"ALTER TABLE records ADD COLUMN action {dialect.integer}", ())
-    run(dialect.fill_action, ())
+    """Schema 1 -> 2: count requests, drop the materialised state, seal idempotency records."""
+    run(f"ALTER TABLE records ADD COLUMN requested {dialect.integer} NOT NULL DEFAULT 0", ())
+    run(_FILL_REQUESTED, ())
     run("DROP TABLE IF EXISTS actions", ())
     run("DROP INDEX IF EXISTS agents_parent", ())
     for column in _STATE_COLUMNS:
         run(f"ALTER TABLE agents DROP COLUMN {column}", ())
     run("ALTER TABLE idempotency ADD COLUMN seal TEXT", ())
-    for statement in dialect.tables:  # the new index, and any table schema 1 lacked
+    for statement in dialect.tables:  # any table schema 1 lacked
         run(statement, ())
     reseal()

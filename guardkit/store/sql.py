@@ -45,14 +45,13 @@ class Statements:
         self.agent_ids = f"SELECT agent_id FROM agents ORDER BY agent_id{dialect.collate}"
         self.ledger_ids = "SELECT DISTINCT agent_id FROM records"
         self.rows = q(
-            f"SELECT {_RECORD}, action FROM records WHERE agent_id = ? AND seq > ? "
+            f"SELECT {_RECORD}, requested FROM records WHERE agent_id = ? AND seq > ? "
             "ORDER BY seq LIMIT ?"
         )
-        self.action = q(
-            f"SELECT {_RECORD} FROM records WHERE agent_id = ? AND action = ? ORDER BY seq"
-        )
+        self.requested = q("SELECT requested FROM records WHERE agent_id = ? AND seq = ?")
+        # The record's fields first: a row's parameters are the record tuple plus two.
         self.insert_records = q(
-            f"INSERT INTO records (agent_id, {_RECORD}, action) "
+            f"INSERT INTO records ({_RECORD}, agent_id, requested) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         )
         self.legacy_consumed = q("SELECT 1 FROM consumptions WHERE agent_id = ? AND action_id = ?")
@@ -151,32 +150,19 @@ class SQLTransaction(Transaction):
 
     def _read_rows(
         self, agent_id: str, after: int | None, limit: int | None
-    ) -> list[tuple[Record, int | None]]:
+    ) -> list[tuple[Record, int]]:
         no_limit = self.q.dialect.no_limit
         params = (agent_id, -1 if after is None else after, no_limit if limit is None else limit)
         return [(_record(r), r[8]) for r in self._all(self.q.rows, params)]
 
-    def _read_action(self, agent_id: str, number: int) -> list[Record]:
-        return [_record(r) for r in self._all(self.q.action, (agent_id, number))]
+    def _requested_at(self, agent_id: str, seq: int) -> int | None:
+        row = self._one(self.q.requested, (agent_id, seq))
+        return None if row is None else int(row[0])
 
-    def _write_records(self, records: list[tuple[str, Record, int | None]]) -> None:
+    def _write_records(self, records: list[tuple[str, Record, int]]) -> None:
         self._many(
             self.q.insert_records,
-            [
-                (
-                    agent_id,
-                    r.seq,
-                    r.timestamp,
-                    r.actor,
-                    r.kind,
-                    r.payload_json,
-                    r.prev_hash,
-                    r.hash,
-                    r.signature,
-                    action,
-                )
-                for agent_id, r, action in records
-            ],
+            [record + (agent_id, requested) for agent_id, record, requested in records],
         )
 
     def _legacy_consumed(self, agent_id: str, action_id: str) -> bool:

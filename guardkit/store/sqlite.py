@@ -17,8 +17,7 @@ import fcntl
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 from guardkit.errors import StoreError
@@ -73,6 +72,8 @@ class SQLiteStore(Store):
                 self._conn = sqlite3.connect(
                     path, isolation_level=None, check_same_thread=False, timeout=30.0
                 )
+                # One cursor for every statement: a transaction is serialised by the mutex.
+                self._cursor = self._conn.cursor()
                 if not self._memory:
                     self._lock_fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
                     self._conn.execute("PRAGMA journal_mode=WAL")
@@ -91,40 +92,8 @@ class SQLiteStore(Store):
                 self._lock_fd = None
             raise
 
-    @contextmanager
-    def transaction(self, *, write: bool = True) -> Iterator[Transaction]:
-        conn = self._conn
-        with self._mutex:
-            locked = write and self._lock_fd is not None
-            try:
-                if locked:
-                    fcntl.flock(self._lock_fd, fcntl.LOCK_EX)  # type: ignore[arg-type]
-                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-                version = conn.execute("PRAGMA data_version").fetchone()[0]
-            except (sqlite3.Error, OSError) as exc:
-                self._release(locked)
-                raise StoreError(f"store {self.location}: {exc}") from exc
-            tx = _SQLiteTransaction(self, conn, version, write=write)
-            try:
-                yield tx
-                with translate_errors(self.location):
-                    if write:
-                        tx.flush()
-                    conn.execute("COMMIT")
-            except BaseException:
-                tx.aborted()
-                if conn.in_transaction:
-                    with translate_errors(self.location):
-                        conn.execute("ROLLBACK")
-                raise
-            else:
-                tx.committed()
-            finally:
-                self._release(locked)
-
-    def _release(self, locked: bool) -> None:
-        if locked:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)  # type: ignore[arg-type]
+    def transaction(self, *, write: bool = True) -> _Scope:
+        return _Scope(self, write)
 
     def close(self) -> None:
         with self._mutex:
@@ -134,12 +103,74 @@ class SQLiteStore(Store):
                 self._lock_fd = None
 
 
+class _Scope:
+    """One transaction's ``with`` block (a class: a generator-based context costs more than
+    the rest of a decision's Python)."""
+
+    __slots__ = ("_locked", "_store", "_tx", "_write")
+
+    def __init__(self, store: SQLiteStore, write: bool) -> None:
+        self._store = store
+        self._write = write
+        self._locked = write and store._lock_fd is not None
+
+    def __enter__(self) -> Transaction:
+        store = self._store
+        cur = store._cursor
+        store._mutex.acquire()
+        try:
+            if self._locked:
+                fcntl.flock(store._lock_fd, fcntl.LOCK_EX)  # type: ignore[arg-type]
+            cur.execute("BEGIN IMMEDIATE" if self._write else "BEGIN")
+            version = cur.execute("PRAGMA data_version").fetchone()[0]
+        except (sqlite3.Error, OSError) as exc:
+            self._release()
+            raise StoreError(f"store {store.location}: {exc}") from exc
+        except BaseException:
+            self._release()
+            raise
+        self._tx = _SQLiteTransaction(store, cur, version, write=self._write)
+        return self._tx
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        tx, store = self._tx, self._store
+        try:
+            if kind is None:
+                try:
+                    if self._write:
+                        tx.flush()
+                    store._cursor.execute("COMMIT")
+                except BaseException as exc:
+                    self._abort()
+                    if isinstance(exc, sqlite3.Error):
+                        raise StoreError(f"store {store.location}: {exc}") from exc
+                    raise
+                tx.committed()
+            else:
+                self._abort()
+        finally:
+            self._release()
+
+    def _abort(self) -> None:
+        self._tx.aborted()
+        store = self._store
+        if store._conn.in_transaction:
+            with translate_errors(store.location):
+                store._cursor.execute("ROLLBACK")
+
+    def _release(self) -> None:
+        store = self._store
+        if self._locked:
+            fcntl.flock(store._lock_fd, fcntl.LOCK_UN)  # type: ignore[arg-type]
+        store._mutex.release()
+
+
 class _SQLiteTransaction(SQLTransaction):
     def __init__(
-        self, store: SQLiteStore, conn: sqlite3.Connection, version: int, *, write: bool
+        self, store: SQLiteStore, cur: sqlite3.Cursor, version: int, *, write: bool
     ) -> None:
         super().__init__(store, _STATEMENTS, write=write)
-        self._conn = conn
+        self._cur = cur
         self._version = version
         self._checks = store.checked
 
@@ -151,14 +182,14 @@ class _SQLiteTransaction(SQLTransaction):
         self._checks[agent_id] = self._version
 
     def _run(self, sql: str, params: Sequence[Any] = ()) -> int:
-        return self._conn.execute(sql, params).rowcount
+        return self._cur.execute(sql, params).rowcount
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Sequence[Any] | None:
-        row: Sequence[Any] | None = self._conn.execute(sql, params).fetchone()
+        row: Sequence[Any] | None = self._cur.execute(sql, params).fetchone()
         return row
 
     def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]:
-        return list(self._conn.execute(sql, params).fetchall())
+        return list(self._cur.execute(sql, params).fetchall())
 
     def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        self._conn.executemany(sql, rows)
+        self._cur.executemany(sql, rows)

@@ -3,6 +3,10 @@
 Nothing here is read from a table: ``AgentState`` is the fold of an agent's whole ledger and
 ``ActionRow`` the fold of one action's records (``guardkit.store.fold``). Both hold only what
 their records say, so a store can always rebuild them and check them against the chain.
+
+Every action's status lives in the agent's state as one byte (``statuses[n]`` for ``act-n``): a
+decision that depends on it (approve, reject, report, consume) reads no table at all, and a
+million actions cost a megabyte.
 """
 
 from __future__ import annotations
@@ -16,10 +20,41 @@ from guardkit.decisions import Action, ActionStatusName, OutcomeName, Reason, Sc
 from guardkit.policy import Policy
 from guardkit.store.chain import GENESIS_PREV
 
-__all__ = ["SPAWN_TOOL", "ActionRow", "AgentState", "OpenAction"]
+__all__ = [
+    "ALLOWED",
+    "COMPLETED",
+    "CONSUMED",
+    "DENIED",
+    "OUTCOMES",
+    "PENDING",
+    "REQUESTED",
+    "SPAWN_TOOL",
+    "ActionRow",
+    "AgentState",
+    "OpenAction",
+    "status_name",
+]
 
 #: The tool name under which a parent's ledger records the budget carved out for a sub-agent.
 SPAWN_TOOL = "guardkit.spawn"
+
+# An action's status byte: the status in the low three bits, a consumption in bit 3, and for a
+# completed action its outcome in bits 4-5.
+REQUESTED, PENDING, ALLOWED, DENIED, COMPLETED = 1, 2, 3, 4, 5
+CONSUMED = 8
+OUTCOMES = ("success", "failure", "harmful")
+_NAMES = {
+    REQUESTED: "requested",
+    PENDING: "pending_approval",
+    ALLOWED: "allowed",
+    DENIED: "denied",
+    COMPLETED: "completed",
+}
+
+
+def status_name(code: int) -> str:
+    """The status word of a status byte."""
+    return _NAMES[code & 7]
 
 
 @dataclass(slots=True)
@@ -65,8 +100,11 @@ class AgentState:
     open: dict[int, OpenAction] = field(default_factory=dict)
     #: Sub-agents spawned from this agent, in spawn order.
     children: list[str] = field(default_factory=list)
-    #: Numbers of the actions a backend consumed.
-    consumed: set[int] = field(default_factory=set)
+    #: The status byte of every action, by number (index 0 unused).
+    statuses: bytearray = field(default_factory=lambda: bytearray(1))
+    #: Seq of the decision record of each action that waited for a human (any other action is
+    #: decided by the record right after its request).
+    late: dict[int, int] = field(default_factory=dict)
     #: Changed by the transaction that holds it (not committed yet).
     dirty: bool = False
 
@@ -96,7 +134,8 @@ class AgentState:
             scars=list(self.scars),
             open={n: OpenAction(*_fields(a)) for n, a in self.open.items()},
             children=list(self.children),
-            consumed=set(self.consumed),
+            statuses=bytearray(self.statuses),
+            late=dict(self.late),
             dirty=self.dirty,
         )
 

@@ -296,7 +296,8 @@ STATE_SAMPLES: dict[str, Any] = {
     "scars": [{"seq": 2, "severity": "minor", "reason": "r", "action_id": None}],
     "open": {6: OpenAction("pay", 1, 3.5, 4, pending=True), 7: OpenAction("buy", 2, 4.5, 8)},
     "children": ["kid"],
-    "consumed": {2},
+    "statuses": bytearray([0, 5 | 8 | 16, 4, 2]),
+    "late": {3: 11},
     "dirty": True,
 }
 
@@ -309,7 +310,7 @@ def test_every_state_field_survives_its_copy() -> None:
     assert _fields(copy) == _fields(state)
     assert copy.policy is state.policy
     for name, value in STATE_SAMPLES.items():
-        if isinstance(value, (dict, list, set)):
+        if isinstance(value, (dict, list, set, bytearray)):
             assert getattr(copy, name) is not getattr(state, name), f"{name} is shared"
     copy.open[6].pending = False
     assert state.open[6].pending is True

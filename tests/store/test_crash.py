@@ -77,7 +77,7 @@ def _assert_consistent(guard: Guard, printed: list[str]) -> None:
     assert missing == []
     replay = Replay("bot", None)
     for record in records:
-        replay.feed(record, None, indexed=False)
+        replay.feed(record, None)
     folded = replay.finish()
     with guard.store.transaction(write=False) as tx:
         state = tx.agent("bot")

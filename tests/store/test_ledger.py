@@ -438,7 +438,7 @@ def test_replay_of_an_exported_run_matches_the_status(db_path: str) -> None:
         status = guard.status("bot")
         replay = Replay("bot", None)
         for record in guard.store.iter_records("bot"):
-            replay.feed(record, None, indexed=False)
+            replay.feed(record, None)
         folded = replay.finish()
     assert (folded.spent, folded.scar_score, folded.actions_allowed) == (
         status["spent"],

@@ -146,17 +146,20 @@ def test_swapping_the_iban_of_a_pending_payment(store_url: str, raw: Raw, rehash
         _assert_only_bot_refused(guard, "failed verification")
 
 
-@pytest.mark.parametrize("how", ["rewrite-kind", "hide-from-index"])
+@pytest.mark.parametrize("how", ["rewrite-kind", "delete-denial", "misdirect-search"])
 def test_a_denied_action_made_to_look_allowed(store_url: str, raw: Raw, how: str) -> None:
     _setup(store_url)
     bank = _guard(store_url)  # a backend's guard, running; it never read act-2
     seq = _record(raw, "bot", "action_denied")[0]
     if how == "rewrite-kind":
         _forge(raw, "bot", seq, '{"action_id":"act-2","approved_by":null}', "action_allowed")
-        words = "does not verify"
-    else:  # the denial is still in the chain, but the index no longer finds it
-        raw("UPDATE records SET action = NULL WHERE agent_id = 'bot' AND seq = ?", (seq,))
-        words = "records were hidden"
+        words = "bad signature"
+    elif how == "delete-denial":
+        raw("DELETE FROM records WHERE agent_id = 'bot' AND seq = ?", (seq,))
+        words = "is missing"
+    else:  # the counts that lead to an action's request now lead elsewhere
+        raw("UPDATE records SET requested = requested - 1 WHERE agent_id = 'bot' AND seq > 2")
+        words = "it is not about act-2"
     with pytest.raises(LedgerTampered, match=words):
         bank.consume("bot", "act-2", "rm_rf", {"path": "/"})
     assert set(bank.quarantined) == {"bot"}
