@@ -51,7 +51,7 @@ from guardkit.errors import (
     StoreError,
     UnknownAction,
 )
-from guardkit.policy import Policy, load_policy
+from guardkit.policy import Policy, ToolRule, load_policy
 from guardkit.store.base import Store, Transaction
 from guardkit.store.chain import (
     ChainCheck,
@@ -62,7 +62,7 @@ from guardkit.store.chain import (
     public_key_hex,
 )
 from guardkit.store.fold import missing_termination
-from guardkit.store.state import SPAWN_TOOL, AgentState, OpenAction
+from guardkit.store.state import ALLOWED, SPAWN_TOOL, AgentState, OpenAction, status_name
 
 __all__ = ["Engine", "SPAWN_TOOL", "DEFAULT_MAX_INPUT_BYTES"]
 
@@ -208,21 +208,23 @@ class Engine:
 
     def request(self, agent_id: str, tool: str, input: Any = None, cost: Any = None) -> Decision:
         """Record and decide one request (Lineage §5). Never raises for a denial."""
-        _check_tool(tool)
-        declared = limits.check_cost(cost)
+        # The hot path: helpers that other operations call are spelt out here.
+        if type(tool) is not str or not 1 <= len(tool) <= 128 or tool == SPAWN_TOOL:
+            _check_tool(tool)
+        declared = None if cost is None else limits.check_cost(cost)
         value = {} if input is None else input
         input_json = self._input_json(value)
         now = self.clock()
         with self.store.transaction() as tx:
-            state = self._agent(tx, agent_id)
+            state = tx.agent(agent_id) if type(agent_id) is str else self._agent(tx, agent_id)
             if state.actions_pending:
                 self._expire(tx, state, now)
             if state.parent_id is not None:
                 self._follow_ancestors(tx, state, now)
             rule = state.policy.rule_for(tool)
-            amount = limits.charge(rule, declared)
+            amount = (declared or 0) if rule is None else max(declared or 0, rule.cost)
             number = self._new_action(tx, state, tool, value, input_json, amount, now)
-            denial = self._checks(tx, state, tool, amount, now, unlisted=rule is None)
+            denial = self._checks(tx, state, tool, amount, now, rule=rule, unlisted=rule is None)
             if denial is not None:
                 return self._deny(tx, state, number, denial, now)
             assert rule is not None
@@ -301,7 +303,6 @@ class Engine:
             payload,
             now,
             payload_json=text,
-            input_json=input_json,
             action=number,
         )
         return number
@@ -314,6 +315,7 @@ class Engine:
         amount: int,
         now: float,
         *,
+        rule: ToolRule | None = None,
         unlisted: bool = False,
     ) -> Denial | None:
         if not state.alive:
@@ -326,8 +328,9 @@ class Engine:
                 reason={"code": DenyCode.TOOL_NOT_ALLOWED.value, "tool": tool},
                 severity=Severity.MODERATE,
             )
-        rule = state.policy.rule_for(tool)
-        assert rule is not None
+        if rule is None:
+            rule = state.policy.rule_for(tool)
+            assert rule is not None
         limit = state.policy.rate_limit
         in_window = (
             limits.allowed_in_window(state.recent_allowed, now, limit.window_secs)
@@ -337,6 +340,8 @@ class Engine:
         verdict = limits.cap_and_rate_check(
             state.policy, tool, rule, state.tool_counts.get(tool, 0), in_window
         )
+        if verdict is None and amount <= state.policy.budget - state.spent:
+            return None
         return verdict or limits.budget_check(amount, state.remaining)
 
     def _deny(
@@ -377,12 +382,11 @@ class Engine:
             else None
         )
         tx.append(state, "action_allowed", payload, now, payload_json=text, action=number)
-        if state.remaining == 0 and state.alive:
+        remaining = state.policy.budget - state.spent
+        if remaining == 0 and state.alive:
             # Lineage terminates on exactly 0 after any allow, even a free call on budget 0.
             self._terminate(tx, state, "budget exhausted", "guard", now)
-        return Decision(
-            decision="allowed", action_id=action_id, cost=amount, remaining=state.remaining
-        )
+        return Decision(decision="allowed", action_id=action_id, cost=amount, remaining=remaining)
 
     # -- approvals -----------------------------------------------------------------------------
 
@@ -522,12 +526,13 @@ class Engine:
         number = _action_number(action_id)
         now = self.clock()
         with self.store.transaction() as tx:
-            state = self._agent(tx, agent_id)
-            row = tx.get_action(agent_id, number)
-            if row is None:
+            state = tx.agent(agent_id) if type(agent_id) is str else self._agent(tx, agent_id)
+            statuses = state.statuses
+            if not 0 < number < len(statuses):
                 raise UnknownAction(f"unknown action {action_id!r}")
-            if row.status != _ALLOWED:
-                raise InvalidState(f"action {action_id} is {row.status}, not allowed")
+            if statuses[number] & 7 != ALLOWED:
+                current = status_name(statuses[number])
+                raise InvalidState(f"action {action_id} is {current}, not allowed")
             tx.append(
                 state,
                 "outcome",

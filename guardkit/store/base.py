@@ -33,10 +33,10 @@ from guardkit.store.chain import (
     fingerprint,
     parse_timestamp,
     public_key_hex,
-    seal,
+    record_hash,
     stamp,
 )
-from guardkit.store.fold import LedgerInvalid, apply, apply_action
+from guardkit.store.fold import AGENT_HANDLERS, LedgerInvalid, apply_action
 from guardkit.store.replay import Replay, record_action
 from guardkit.store.seals import Seals
 from guardkit.store.state import (
@@ -52,6 +52,8 @@ from guardkit.store.state import (
 __all__ = ["ActionRow", "AgentState", "Store", "Transaction"]
 
 _BATCH = 5000
+#: A named tuple made without its generated ``__new__`` (a Python call per record otherwise).
+_new_record: Any = tuple.__new__
 
 
 class Store(abc.ABC):
@@ -116,8 +118,12 @@ class Store(abc.ABC):
     def keep_action(self, row: ActionRow) -> None:
         self.actions[(row.agent_id, row.number)] = row
         if len(self.actions) > self._MAX_ACTIONS:
-            for key in list(self.actions)[: len(self.actions) - self._MAX_ACTIONS // 2]:
-                del self.actions[key]
+            self.trim_actions()
+
+    def trim_actions(self) -> None:
+        """Forget the older half of the action rows kept in memory."""
+        for key in list(self.actions)[: len(self.actions) - self._MAX_ACTIONS // 2]:
+            del self.actions[key]
 
     def agent_lock(self, agent_id: str) -> threading.Lock:
         with self._locks_lock:
@@ -130,6 +136,18 @@ class Store(abc.ABC):
 class Transaction(abc.ABC):
     """One atomic unit of work; every change is committed together or not at all."""
 
+    __slots__ = (
+        "_building",
+        "_held",
+        "_loaded",
+        "_records",
+        "_stamp",
+        "_touched",
+        "changes",
+        "store",
+        "write",
+    )
+
     def __init__(self, store: Store, *, write: bool) -> None:
         self.store = store
         self.write = write
@@ -137,8 +155,10 @@ class Transaction(abc.ABC):
         # Records are buffered and written together just before commit.
         self._records: list[tuple[str, Record, int]] = []
         self._touched: set[tuple[str, int]] = set()
-        self._held: list[threading.Lock] = []
-        self._building: set[str] = set()
+        # Agent locks held (stores with parallel writers), and agents being rebuilt: both rare,
+        # so made when first needed.
+        self._held: list[threading.Lock] | None = None
+        self._building: set[str] | None = None
         #: Writes so far (group commit uses it to tell a clean failure from a dirty one).
         self.changes = 0
         # Every record of one operation shares its clock reading; format it once.
@@ -168,7 +188,7 @@ class Transaction(abc.ABC):
         lock = store.agent_lock(agent_id)
         lock.acquire()
         if self.write:
-            self._held.append(lock)
+            self._held = [*(self._held or ()), lock]
         try:
             state = self._current(agent_id, store.states.get(agent_id), head)
             if not self.write:
@@ -202,6 +222,8 @@ class Transaction(abc.ABC):
 
     def _rebuild(self, agent_id: str) -> AgentState:
         """Replay the agent's whole ledger and check its row against it."""
+        if self._building is None:
+            self._building = set()
         if agent_id in self._building:
             raise LedgerInvalid(f"agent {agent_id!r} is its own ancestor")
         self._building.add(agent_id)
@@ -299,58 +321,56 @@ class Transaction(abc.ABC):
         now: float,
         *,
         payload_json: str | None = None,
-        input_json: str | None = None,
         action: int | None = None,
     ) -> Record:
         """Chain a new record onto the agent's ledger and fold it into state (and its action).
 
         ``payload_json`` is the payload's canonical text when the caller already has it;
-        ``input_json`` the canonical text of an ``action_requested`` record's input; ``action``
-        the number of the action the record is about (read from the payload if not given).
+        ``action`` the number of the action the record is about (read from the payload if not
+        given).
         """
         text = payload_json if payload_json is not None else canonical_json(payload)
         if action is None:
             action = record_action(kind, payload)
         record = self._seal(state, kind, text, now)
         epoch = self._stamp[2]
-        apply(state, record.seq, kind, payload, epoch, action)
+        # fold.apply, spelt out: this runs for every record a decision writes.
+        handler = AGENT_HANDLERS.get(kind)
+        if handler is None:
+            raise LedgerInvalid(f"{kind!r} record at seq {record.seq}")
+        handler(state, record.seq, payload, epoch, action)
         self._records.append((state.agent_id, record, state.next_action))
         if action is not None:
-            # The row of an action this process has not read stays unread: it is rebuilt from
-            # its records when someone asks for it.
+            # Action rows are built when an action is read (its status, which decisions need,
+            # is in the state); one already built is kept current.
             key = (state.agent_id, action)
             row = self.store.actions.get(key)
-            if row is not None or kind == "action_requested":
-                row = apply_action(
-                    row, state.agent_id, action, record.seq, kind, payload, epoch, input_json
-                )
-                self.store.keep_action(row)
+            if row is not None:
+                apply_action(row, state.agent_id, action, record.seq, kind, payload, epoch)
                 self._touched.add(key)
         return record
 
     def _seal(self, state: AgentState, kind: str, text: str, now: float) -> Record:
-        signer = self.store.signer
-        if state.public_key is not None and (
-            signer is None or signer.public_key != state.public_key
-        ):
-            raise StoreError(
-                f"agent {state.agent_id!r} has a ledger signed by key "
-                f"{fingerprint(state.public_key)}; open the store with that signing key to "
-                "append to it"
-            )
+        if state.public_key is not None:
+            signer = self.store.signer
+            if signer is None or signer.public_key != state.public_key:
+                raise StoreError(
+                    f"agent {state.agent_id!r} has a ledger signed by key "
+                    f"{fingerprint(state.public_key)}; open the store with that signing key to "
+                    "append to it"
+                )
+        else:
+            signer = None
         if now != self._stamp[0]:
             self._stamp = (now, *stamp(now))
-        record = seal(
-            seq=state.head_seq + 1,
-            timestamp=self._stamp[1],
-            actor=state.agent_id,
-            kind=kind,
-            payload_json=text,
-            prev_hash=state.head_hash,
-            signer=signer if state.public_key is not None else None,
+        timestamp, prev, seq = self._stamp[1], state.head_hash, state.head_seq + 1
+        digest = record_hash(seq, timestamp, state.agent_id, kind, text, prev)
+        signature = None if signer is None else signer.sign(digest)
+        record: Record = _new_record(
+            Record, (seq, timestamp, state.agent_id, kind, text, prev, digest, signature)
         )
-        state.head_seq = record.seq
-        state.head_hash = record.hash
+        state.head_seq = seq
+        state.head_hash = digest
         state.dirty = True
         self.changes += 1
         return record
@@ -401,7 +421,11 @@ class Transaction(abc.ABC):
 
     def _checked_record(self, state: AgentState, seq: int, number: int) -> tuple[Record, Any]:
         who = state.agent_id
-        found = self._read_rows(who, seq - 1, 1)
+        found = [
+            (record, requested)
+            for agent_id, record, requested in self._records
+            if agent_id == who and record.seq == seq
+        ] or self._read_rows(who, seq - 1, 1)  # written by this transaction, or before
         problem = "it is missing"
         if found and found[0][0].seq == seq:
             record = found[0][0]
@@ -421,9 +445,12 @@ class Transaction(abc.ABC):
         The count is only a search aid: the record found is checked to be that request.
         """
         low, high = 2, state.head_seq
+        unwritten = {r.seq: n for a, r, n in self._records if a == state.agent_id}
         while low < high:
             middle = (low + high) // 2
-            count = self._requested_at(state.agent_id, middle)
+            count = unwritten.get(middle)
+            if count is None:
+                count = self._requested_at(state.agent_id, middle)
             if count is None:
                 raise LedgerInvalid(f"record {middle} of {state.agent_id!r} is missing")
             if count >= number:
@@ -495,7 +522,8 @@ class Transaction(abc.ABC):
         """The commit succeeded: the states it changed are now the committed ones."""
         for state in self._loaded.values():
             state.dirty = False
-        self._release()
+        if self._held:
+            self._release()
 
     def aborted(self) -> None:
         """The transaction rolled back: forget every state and action it changed in memory."""
@@ -508,9 +536,9 @@ class Transaction(abc.ABC):
         self._release()
 
     def _release(self) -> None:
-        for lock in self._held:
+        for lock in self._held or ():
             lock.release()
-        self._held = []
+        self._held = None
 
     # -- backend primitives --------------------------------------------------------------------
 

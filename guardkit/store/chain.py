@@ -209,16 +209,24 @@ def json_str(text: str) -> str:
     return _dumps_str(text)
 
 
+_PREFIXES: dict[tuple[str, str], bytes] = {}
+
+
 def record_hash(
     seq: int, timestamp: str, actor: str, kind: str, payload_json: str, prev_hash: str
 ) -> str:
     # The envelope's keys in sorted order, with the payload's canonical text spliced in, is
-    # byte-for-byte canonical_json({...}) without encoding the payload a second time.
-    envelope = (
-        f'{{"actor":{json_str(actor)},"kind":{json_str(kind)},"payload":{payload_json},'
-        f'"prev_hash":"{prev_hash}","seq":{seq},"timestamp":"{timestamp}"}}'
-    )
-    return hashlib.sha256(_DOMAIN + envelope.encode("utf-8")).hexdigest()
+    # byte-for-byte canonical_json({...}) without encoding the payload a second time. The part
+    # before the payload depends on the actor and kind alone: made once for each pair.
+    prefix = _PREFIXES.get((actor, kind))
+    if prefix is None:
+        if len(_PREFIXES) > 65536:
+            _PREFIXES.clear()
+        prefix = _PREFIXES[actor, kind] = (
+            _DOMAIN + f'{{"actor":{json_str(actor)},"kind":{json_str(kind)},"payload":'.encode()
+        )
+    envelope = f'{payload_json},"prev_hash":"{prev_hash}","seq":{seq},"timestamp":"{timestamp}"}}'
+    return hashlib.sha256(prefix + envelope.encode("utf-8")).hexdigest()
 
 
 def seal(
@@ -233,16 +241,8 @@ def seal(
 ) -> Record:
     """Hash (and sign) a new record that follows ``prev_hash``."""
     digest = record_hash(seq, timestamp, actor, kind, payload_json, prev_hash)
-    return Record(
-        seq=seq,
-        timestamp=timestamp,
-        actor=actor,
-        kind=kind,
-        payload_json=payload_json,
-        prev_hash=prev_hash,
-        hash=digest,
-        signature=signer.sign(digest) if signer else None,
-    )
+    signature = signer.sign(digest) if signer else None
+    return Record(seq, timestamp, actor, kind, payload_json, prev_hash, digest, signature)
 
 
 def check_record(record: Record, public_key: str | None) -> str | None:

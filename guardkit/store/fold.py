@@ -33,6 +33,7 @@ from guardkit.store.state import (
 
 __all__ = [
     "ACTION_KINDS",
+    "AGENT_HANDLERS",
     "KINDS",
     "LedgerInvalid",
     "NEXT_STATUS",
@@ -87,7 +88,7 @@ def apply(
 ) -> None:
     """Fold one record into ``state``: its ``seq``, ``kind``, parsed ``payload``, the instant of
     its timestamp, and (for a record about an action) the action's number."""
-    handler = _AGENT.get(kind)
+    handler = AGENT_HANDLERS.get(kind)
     if handler is None:
         raise LedgerInvalid(f"{kind!r} record at seq {seq}")
     handler(state, seq, payload, epoch, number)
@@ -125,7 +126,9 @@ def _approval(state: AgentState, seq: int, payload: Any, epoch: float, number: i
 
 
 def _allowed(state: AgentState, seq: int, payload: Any, epoch: float, number: int) -> None:
-    action = _open(state, number, "action_allowed")
+    action = state.open.pop(number, None)
+    if action is None:
+        raise LedgerInvalid(f"action_allowed for act-{number}, which is not waiting for a decision")
     if not state.alive:
         raise LedgerInvalid(f"act-{number} allowed for a terminated agent")
     if action.cost > state.policy.budget - state.spent:
@@ -146,13 +149,14 @@ def _allowed(state: AgentState, seq: int, payload: Any, epoch: float, number: in
 
 
 def _denied(state: AgentState, seq: int, payload: Any, epoch: float, number: int) -> None:
-    action = _open(state, number, "denial")
+    action = state.open.pop(number, None)
+    if action is None:
+        raise LedgerInvalid(f"denial for act-{number}, which is not waiting for a decision")
     _decided(state, seq, number, action, DENIED)
     state.actions_denied += 1
 
 
 def _decided(state: AgentState, seq: int, number: int, action: OpenAction, status: int) -> None:
-    del state.open[number]
     if action.pending:
         state.actions_pending -= 1
         state.late[number] = seq
@@ -204,7 +208,8 @@ def _terminated(state: AgentState, seq: int, payload: Any, epoch: float, number:
         state.termination_reason = reason
 
 
-_AGENT: dict[str, Callable[[AgentState, int, Any, float, Any], None]] = {
+#: What each kind of record does to the agent's state (``apply`` dispatches here).
+AGENT_HANDLERS: dict[str, Callable[[AgentState, int, Any, float, Any], None]] = {
     "action_requested": _requested,
     "approval_required": _approval,
     "action_allowed": _allowed,

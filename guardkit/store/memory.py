@@ -47,43 +47,16 @@ class MemoryStore(Store):
         self._mutex = threading.RLock()
         self._tables = _Tables()
 
-    def transaction(self, *, write: bool = True) -> _Scope:
-        return _Scope(self, write)
+    def transaction(self, *, write: bool = True) -> _MemoryTransaction:
+        return _MemoryTransaction(self, self._tables, write=write)
 
     def close(self) -> None:
         """Nothing to release; the data lives as long as the object."""
 
 
-class _Scope:
-    """One transaction's ``with`` block."""
-
-    __slots__ = ("_store", "_tx", "_write")
-
-    def __init__(self, store: MemoryStore, write: bool) -> None:
-        self._store = store
-        self._write = write
-
-    def __enter__(self) -> Transaction:
-        store = self._store
-        store._mutex.acquire()
-        self._tx = _MemoryTransaction(store, store._tables, write=self._write)
-        return self._tx
-
-    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        tx = self._tx
-        try:
-            if kind is not None:
-                tx.aborted()
-                return
-            if self._write:
-                tx.flush()
-                tx.apply()
-            tx.committed()
-        finally:
-            self._store._mutex.release()
-
-
 class _MemoryTransaction(Transaction):
+    __slots__ = ("_agents", "_idem", "_meta", "_out", "_t")
+
     def __init__(self, store: MemoryStore, tables: _Tables, *, write: bool) -> None:
         super().__init__(store, write=write)
         self._t = tables
@@ -91,6 +64,24 @@ class _MemoryTransaction(Transaction):
         self._out: list[tuple[str, Record, int]] = []
         self._meta: dict[str, str] = {}
         self._idem: dict[str, Any] = {}
+
+    # The transaction is its own ``with`` block (one object less on the hot path).
+
+    def __enter__(self) -> _MemoryTransaction:
+        self.store._mutex.acquire()  # type: ignore[attr-defined]
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        try:
+            if kind is not None:
+                self.aborted()
+                return
+            if self.write:
+                self.flush()
+                self.apply()
+            self.committed()
+        finally:
+            self.store._mutex.release()  # type: ignore[attr-defined]
 
     def _fresh(self, agent_id: str) -> bool:
         return True  # no other process writes
@@ -139,7 +130,7 @@ class _MemoryTransaction(Transaction):
     # -- records -------------------------------------------------------------------------------
 
     def _write_records(self, records: list[tuple[str, Record, int]]) -> None:
-        self._out.extend(records)
+        self._out = records
 
     def _read_rows(
         self, agent_id: str, after: int | None, limit: int | None

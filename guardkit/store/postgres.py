@@ -108,6 +108,8 @@ class PostgresStore(Store):
 
 
 class _PgTransaction(SQLTransaction):
+    __slots__ = ("_meta_locked", "cur")
+
     def __init__(self, store: PostgresStore, cur: psycopg.Cursor[Any], *, write: bool) -> None:
         super().__init__(store, _STATEMENTS, write=write)
         self.cur = cur

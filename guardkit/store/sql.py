@@ -101,6 +101,8 @@ def _idem(r: Sequence[Any]) -> IdemRecord:
 class SQLTransaction(Transaction):
     """A transaction of a SQL store; subclasses bind it to a driver."""
 
+    __slots__ = ("q",)
+
     def __init__(self, store: Store, statements: Statements, *, write: bool) -> None:
         super().__init__(store, write=write)
         self.q = statements
@@ -162,7 +164,7 @@ class SQLTransaction(Transaction):
     def _write_records(self, records: list[tuple[str, Record, int]]) -> None:
         self._many(
             self.q.insert_records,
-            [record + (agent_id, requested) for agent_id, record, requested in records],
+            [(*record, agent_id, requested) for agent_id, record, requested in records],
         )
 
     def _legacy_consumed(self, agent_id: str, action_id: str) -> bool:

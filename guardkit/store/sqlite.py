@@ -166,6 +166,8 @@ class _Scope:
 
 
 class _SQLiteTransaction(SQLTransaction):
+    __slots__ = ("_checks", "_cur", "_version")
+
     def __init__(
         self, store: SQLiteStore, cur: sqlite3.Cursor, version: int, *, write: bool
     ) -> None:
