@@ -88,6 +88,10 @@ def _check_agent_id(agent_id: Any) -> str:
 
 
 def _action_number(action_id: Any) -> int:
+    if type(action_id) is str and 4 < len(action_id) < 23 and action_id[4] != "0":
+        digits = action_id[4:]
+        if action_id.startswith("act-") and digits.isascii() and digits.isdigit():
+            return int(digits)
     match = _ACTION_ID.fullmatch(action_id) if isinstance(action_id, str) else None
     if match is None:
         raise UnknownAction(f"unknown action {action_id!r}")

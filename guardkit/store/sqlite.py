@@ -92,8 +92,8 @@ class SQLiteStore(Store):
                 self._lock_fd = None
             raise
 
-    def transaction(self, *, write: bool = True) -> _Scope:
-        return _Scope(self, write)
+    def transaction(self, *, write: bool = True) -> _SQLiteTransaction:
+        return _SQLiteTransaction(self, write=write)
 
     def close(self) -> None:
         with self._mutex:
@@ -103,78 +103,64 @@ class SQLiteStore(Store):
                 self._lock_fd = None
 
 
-class _Scope:
-    """One transaction's ``with`` block (a class: a generator-based context costs more than
-    the rest of a decision's Python)."""
+class _SQLiteTransaction(SQLTransaction):
+    """A transaction, and its own ``with`` block (one object per decision, not two)."""
 
-    __slots__ = ("_locked", "_store", "_tx", "_write")
+    __slots__ = ("_checks", "_cur", "_locked", "_version")
 
-    def __init__(self, store: SQLiteStore, write: bool) -> None:
-        self._store = store
-        self._write = write
+    def __init__(self, store: SQLiteStore, *, write: bool) -> None:
+        super().__init__(store, _STATEMENTS, write=write)
+        self._cur = store._cursor
+        self._checks = store.checked
         self._locked = write and store._lock_fd is not None
+        self._version = -1
 
-    def __enter__(self) -> Transaction:
-        store = self._store
-        cur = store._cursor
+    def __enter__(self) -> _SQLiteTransaction:
+        store: SQLiteStore = self.store  # type: ignore[assignment]
         store._mutex.acquire()
         try:
             if self._locked:
                 fcntl.flock(store._lock_fd, fcntl.LOCK_EX)  # type: ignore[arg-type]
-            cur.execute("BEGIN IMMEDIATE" if self._write else "BEGIN")
-            version = cur.execute("PRAGMA data_version").fetchone()[0]
+            self._cur.execute("BEGIN IMMEDIATE" if self.write else "BEGIN")
+            self._version = self._cur.execute("PRAGMA data_version").fetchone()[0]
         except (sqlite3.Error, OSError) as exc:
-            self._release()
+            self._unlock()
             raise StoreError(f"store {store.location}: {exc}") from exc
         except BaseException:
-            self._release()
+            self._unlock()
             raise
-        self._tx = _SQLiteTransaction(store, cur, version, write=self._write)
-        return self._tx
+        return self
 
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        tx, store = self._tx, self._store
         try:
             if kind is None:
                 try:
-                    if self._write:
-                        tx.flush()
-                    store._cursor.execute("COMMIT")
+                    if self.write:
+                        self.flush()
+                    self._cur.execute("COMMIT")
                 except BaseException as exc:
                     self._abort()
                     if isinstance(exc, sqlite3.Error):
-                        raise StoreError(f"store {store.location}: {exc}") from exc
+                        raise StoreError(f"store {self.store.location}: {exc}") from exc
                     raise
-                tx.committed()
+                self.committed()
             else:
                 self._abort()
         finally:
-            self._release()
+            self._unlock()
 
     def _abort(self) -> None:
-        self._tx.aborted()
-        store = self._store
+        self.aborted()
+        store: SQLiteStore = self.store  # type: ignore[assignment]
         if store._conn.in_transaction:
             with translate_errors(store.location):
-                store._cursor.execute("ROLLBACK")
+                self._cur.execute("ROLLBACK")
 
-    def _release(self) -> None:
-        store = self._store
+    def _unlock(self) -> None:
+        store: SQLiteStore = self.store  # type: ignore[assignment]
         if self._locked:
             fcntl.flock(store._lock_fd, fcntl.LOCK_UN)  # type: ignore[arg-type]
         store._mutex.release()
-
-
-class _SQLiteTransaction(SQLTransaction):
-    __slots__ = ("_checks", "_cur", "_version")
-
-    def __init__(
-        self, store: SQLiteStore, cur: sqlite3.Cursor, version: int, *, write: bool
-    ) -> None:
-        super().__init__(store, _STATEMENTS, write=write)
-        self._cur = cur
-        self._version = version
-        self._checks = store.checked
 
     def _fresh(self, agent_id: str) -> bool:
         # data_version changes only when another connection commits; our own commits keep it.
