@@ -134,6 +134,7 @@ class GroupCommitter:
         if len(batch) > 1:
             try:
                 with self.store.joined() as tx:
+                    tx.prefetch(sorted({job.key for job in batch if job.key}))
                     outcomes = [_run_clean(job, tx) for job in batch]
             except BaseException:  # noqa: BLE001 - rolled back; each job reruns alone below
                 log.debug("batch of %d rolled back; running its operations one by one", len(batch))

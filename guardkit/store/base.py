@@ -478,6 +478,10 @@ class Transaction(abc.ABC):
         """Committed records of an agent with ``seq > after``, oldest first (as stored)."""
         return [record for record, _ in self._read_rows(agent_id, after, limit)]
 
+    def prefetch(self, agent_ids: list[str]) -> None:  # noqa: B027 - a hint, most stores ignore it
+        """The agents a batch of operations will write (group commit): a store may lock them and
+        read their heads in one go instead of one by one."""
+
     def head(self, agent_id: str) -> tuple[int, str] | None:
         """``(seq, hash)`` of the agent's newest stored record; None if there is no such agent."""
         return self._head(agent_id)

@@ -33,6 +33,13 @@ _LOCK_SCHEMA = 0x6775_6172  # advisory lock keys ("guar", "meta")
 _LOCK_META = 0x6D65_7461
 _STATEMENTS = Statements(POSTGRES)
 _LOCK_AGENT = "SELECT 1 FROM agents WHERE agent_id = %s FOR UPDATE"
+_LOCK_AGENTS = (
+    'SELECT agent_id FROM agents WHERE agent_id = ANY(%s) ORDER BY agent_id COLLATE "C" FOR UPDATE'
+)
+_HEADS = (
+    "SELECT a.id, r.seq, r.hash FROM unnest(%s::text[]) AS a(id) LEFT JOIN LATERAL "
+    "(SELECT seq, hash FROM records WHERE agent_id = a.id ORDER BY seq DESC LIMIT 1) r ON true"
+)
 
 
 def _redact(url: str) -> str:
@@ -108,12 +115,14 @@ class PostgresStore(Store):
 
 
 class _PgTransaction(SQLTransaction):
-    __slots__ = ("_meta_locked", "cur")
+    __slots__ = ("_heads", "_meta_locked", "cur")
 
     def __init__(self, store: PostgresStore, cur: psycopg.Cursor[Any], *, write: bool) -> None:
         super().__init__(store, _STATEMENTS, write=write)
         self.cur = cur
         self._meta_locked = False
+        #: Heads read for agents this write transaction locked ahead (``prefetch``).
+        self._heads: dict[str, tuple[int, str]] = {}
 
     def _run(self, sql: str, params: Sequence[Any] = ()) -> int:
         self.cur.execute(sql, params)
@@ -131,9 +140,21 @@ class _PgTransaction(SQLTransaction):
     def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         self.cur.executemany(sql, rows)
 
+    def prefetch(self, agent_ids: list[str]) -> None:
+        """Lock a batch's agents in one statement (in a fixed order, so two batches never
+        deadlock on them) and read their heads in one more."""
+        if not self.write or not agent_ids:
+            return
+        locked = [row[0] for row in self._all(_LOCK_AGENTS, (agent_ids,))]
+        for agent_id, seq, digest in self._all(_HEADS, (locked,)):
+            self._heads[agent_id] = (-1, GENESIS_PREV) if seq is None else (seq, digest)
+
     def _head(self, agent_id: str) -> tuple[int, str] | None:
         if not self.write:
             return super()._head(agent_id)
+        ahead = self._heads.pop(agent_id, None)
+        if ahead is not None:
+            return ahead
         # Lock first, then read the head in a statement of its own: under READ COMMITTED a
         # statement that waited for the lock still reads the snapshot it started with.
         if self._one(_LOCK_AGENT, (agent_id,)) is None:
