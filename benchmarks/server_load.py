@@ -162,8 +162,10 @@ def _server(store: str, data_dir: Path) -> Iterator[tuple[str, int]]:
     env["GUARD_ADMIN_TOKEN"] = TOKEN
     data_dir.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "guardkit.server", "--bind", "127.0.0.1:0", "--store", store]
-        + ["--data-dir", str(data_dir), "--log-level", "warning"],
+        [
+            *(sys.executable, "-m", "guardkit.server", "--bind", "127.0.0.1:0", "--store", store),
+            *("--data-dir", str(data_dir), "--log-level", "warning"),
+        ],
         stdout=subprocess.PIPE,
         text=True,
         env=env,

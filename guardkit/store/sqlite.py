@@ -22,7 +22,7 @@ from typing import Any
 
 from guardkit.errors import StoreError
 from guardkit.store._errors import translate_errors
-from guardkit.store.base import Store, Transaction
+from guardkit.store.base import Store
 from guardkit.store.chain import Signer
 from guardkit.store.schema import SQLITE
 from guardkit.store.sql import SQLTransaction, Statements

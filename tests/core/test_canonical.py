@@ -32,7 +32,7 @@ def test_canonical_json_is_sorted_compact_raw_utf8(value: Any) -> None:
 
 @pytest.mark.parametrize("bad", [math.nan, {"a": [math.inf]}, -math.inf])
 def test_non_finite_numbers_are_refused(bad: Any) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not JSON compliant"):
         canonical_json(bad)
     assert "non-finite" in (check_json_value(bad) or "")
 
