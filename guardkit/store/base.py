@@ -286,6 +286,7 @@ class Transaction(abc.ABC):
             number = record_action(record.kind, payload)
             if number is not None:
                 self._fold_cached(state.agent_id, number, record, payload)
+        replay.finish()
         if state.head_seq < seq or (state.head_seq == seq and state.head_hash != digest):
             raise LedgerInvalid(f"the ledger of {state.agent_id!r} changed while it was read")
 

@@ -30,7 +30,8 @@ class Replay:
     """Verify and fold an agent's ledger, record by record.
 
     ``Replay(agent_id, trusted_key)`` starts at genesis; ``Replay(..., state=s)`` continues the
-    already verified ``s`` (it is updated in place).
+    already verified ``s`` (it is updated in place). Signatures are checked as ``ChainCheck``
+    with ``every_signature`` says: by default the newest one, in ``finish``.
     """
 
     def __init__(
@@ -40,14 +41,17 @@ class Replay:
         *,
         state: AgentState | None = None,
         checkpoint: Checkpoint | None = None,
+        every_signature: bool = False,
     ) -> None:
         self.agent_id = agent_id
         self.state = state
         if state is None:
-            self.chain = ChainCheck(trusted_key, checkpoint)
+            self.chain = ChainCheck(trusted_key, checkpoint, every_signature=every_signature)
         else:
             head = (state.head_seq, state.head_hash)
-            self.chain = ChainCheck(head=head, public_key=state.public_key)
+            self.chain = ChainCheck(
+                head=head, public_key=state.public_key, every_signature=every_signature
+            )
         self._genesis: dict[str, Any] | None = None
         self.failure: VerifyFailure | None = None
 
@@ -104,7 +108,8 @@ class Replay:
         return payload
 
     def finish(self) -> AgentState:
-        """The replayed state; ``LedgerInvalid`` if the ledger ended too early."""
+        """The replayed state; ``LedgerInvalid`` if the ledger ended too early or its newest
+        signature does not verify."""
         failure = self.chain.finish()
         if failure is not None:
             self.failure = failure

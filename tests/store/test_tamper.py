@@ -322,3 +322,22 @@ def test_an_idempotency_record_sealed_under_another_key_is_refused(store_url: st
         unsigned.store.transaction(write=False) as tx,
     ):
         tx.idem_get("k")
+
+
+def test_the_newest_signature_vouches_at_open_and_an_audit_checks_every_one(
+    store_url: str, raw: Raw
+) -> None:
+    _setup(store_url)
+    (last,) = raw("SELECT max(seq) FROM records WHERE agent_id = 'bot'")[0]
+    forged = Signer(Signer.generate_hex()).sign("ab" * 32)
+    raw("UPDATE records SET signature = ? WHERE agent_id = 'bot' AND seq = 3", (forged,))
+    with _guard(store_url) as guard:
+        # Every hash covers the one before it, so the newest record's good signature vouches
+        # for the content of record 3: the open trusts the chain, the audit names the record.
+        assert guard.quarantined == {}
+        audit = guard.verify("bot")
+        assert (audit["ok"], audit["failure"]["seq"]) == (False, 3)
+        assert audit["failure"]["reason"] == "bad signature"
+    raw("UPDATE records SET signature = ? WHERE agent_id = 'bot' AND seq = ?", (forged, last))
+    with _guard(store_url) as guard:
+        _assert_only_bot_refused(guard, "bad signature")
