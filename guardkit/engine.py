@@ -7,6 +7,10 @@ scars, counts, open actions) is ``guardkit.store.fold``'s, the same fold that re
 Denials are values (``Decision``); errors are raised only for misuse (unknown ids, wrong states,
 bad input). Semantics are Lineage's (docs/compatibility.md); guardkit's
 additions (sub-agents, approval expiry, input digests, backend consumption) are marked as such.
+
+The module is longer than the house limit on purpose: it is one state machine, whose operations
+share the same checks, denials, scars and termination cascades; split by operation, each part
+would import the others' private steps.
 """
 
 from __future__ import annotations

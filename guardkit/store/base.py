@@ -17,7 +17,6 @@ once.
 from __future__ import annotations
 
 import abc
-import json
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
@@ -26,10 +25,10 @@ from typing import Any
 from guardkit._canonical import canonical_json
 from guardkit.errors import LedgerTampered, NotFound, StoreError
 from guardkit.protocols import IdemRecord
+from guardkit.store.actions import read_action
 from guardkit.store.chain import (
     Record,
     Signer,
-    check_record,
     fingerprint,
     parse_timestamp,
     public_key_hex,
@@ -40,13 +39,9 @@ from guardkit.store.fold import AGENT_HANDLERS, LedgerInvalid, apply_action
 from guardkit.store.replay import Replay, record_action
 from guardkit.store.seals import Seals
 from guardkit.store.state import (
-    COMPLETED,
     CONSUMED,
-    OUTCOMES,
-    REQUESTED,
     ActionRow,
     AgentState,
-    status_name,
 )
 
 __all__ = ["ActionRow", "AgentState", "Store", "Transaction"]
@@ -386,79 +381,11 @@ class Transaction(abc.ABC):
         row = self.store.actions.get((agent_id, number))
         if row is None:
             try:
-                row = self._load_action(state, number)
+                row = read_action(self, state, number)
             except LedgerInvalid as exc:
                 raise self.store.quarantine(agent_id, str(exc)) from None
             self.store.keep_action(row)
         return row
-
-    def _load_action(self, state: AgentState, number: int) -> ActionRow:
-        """Read an action's request and decision records back, each checked on its own."""
-        code = state.statuses[number]
-        waiting = state.open.get(number)
-        start = waiting.requested_seq if waiting else self._find_request(state, number)
-        seqs = [start]
-        if code & 7 != REQUESTED:
-            seqs.append(start + 1)  # the decision, or the call for approval
-        if number in state.late:
-            seqs.append(state.late[number])
-        row: ActionRow | None = None
-        for seq in seqs:
-            record, payload = self._checked_record(state, seq, number)
-            epoch = parse_timestamp(record.timestamp)
-            row = apply_action(row, state.agent_id, number, seq, record.kind, payload, epoch)
-        assert row is not None
-        # The outcome is not read back: a completed action's records end at its allow.
-        folded = "allowed" if code & 7 == COMPLETED else status_name(code)
-        if row.status != folded:
-            raise LedgerInvalid(
-                f"act-{number} of {state.agent_id!r} is {status_name(code)}, but its records say "
-                f"{row.status}"
-            )
-        if code & 7 == COMPLETED:
-            row.status, row.outcome = "completed", OUTCOMES[code >> 4 & 3]
-        row.consumed = bool(code & CONSUMED)
-        return row
-
-    def _checked_record(self, state: AgentState, seq: int, number: int) -> tuple[Record, Any]:
-        who = state.agent_id
-        found = [
-            (record, requested)
-            for agent_id, record, requested in self._records
-            if agent_id == who and record.seq == seq
-        ] or self._read_rows(who, seq - 1, 1)  # written by this transaction, or before
-        problem = "it is missing"
-        if found and found[0][0].seq == seq:
-            record = found[0][0]
-            problem = check_record(record, state.public_key) or ""
-            if not problem and record.actor != who:
-                problem = "it is not a record of this ledger"
-            if not problem:
-                payload = json.loads(record.payload_json)
-                if record_action(record.kind, payload) == number:
-                    return record, payload
-                problem = f"it is not about act-{number}"
-        raise LedgerInvalid(f"record {seq} of {who!r} (act-{number}) does not verify: {problem}")
-
-    def _find_request(self, state: AgentState, number: int) -> int:
-        """The seq of act-N's request: the first record whose stored count reaches N.
-
-        The count is only a search aid: the record found is checked to be that request.
-        """
-        low, high = 2, state.head_seq
-        unwritten = {r.seq: n for a, r, n in self._records if a == state.agent_id}
-        while low < high:
-            middle = (low + high) // 2
-            count = unwritten.get(middle)
-            if count is None:
-                count = self._requested_at(state.agent_id, middle)
-            if count is None:
-                raise LedgerInvalid(f"record {middle} of {state.agent_id!r} is missing")
-            if count >= number:
-                high = middle
-            else:
-                low = middle + 1
-        return low
 
     def pending_actions(self, agent_id: str) -> list[ActionRow]:
         """The agent's pending actions, oldest first."""
