@@ -250,15 +250,7 @@ def check_record(record: Record, public_key: str | None) -> str | None:
 
     ``public_key`` is the key its ledger must be signed with (None: an unsigned ledger).
     """
-    expected = record_hash(
-        record.seq,
-        record.timestamp,
-        record.actor,
-        record.kind,
-        record.payload_json,
-        record.prev_hash,
-    )
-    if expected != record.hash:
+    if record_hash(*record[:6]) != record.hash:
         return "hash mismatch"
     return _check_signature(record, public_key)
 
@@ -389,15 +381,8 @@ def _check_one(expected_seq: int, record: Record, prev: str) -> str | None:
             return "payload is not canonical JSON"
     except ValueError:
         return "payload is not JSON"
-    expected = record_hash(
-        record.seq,
-        record.timestamp,
-        record.actor,
-        record.kind,
-        record.payload_json,
-        record.prev_hash,
-    )
-    if expected != record.hash:
+    # The first six fields are what the hash covers, in record_hash's order.
+    if record_hash(*record[:6]) != record.hash:
         return "hash mismatch"
     return None
 

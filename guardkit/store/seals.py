@@ -12,12 +12,31 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from typing import Any
 
 from guardkit._canonical import canonical_json
 from guardkit.protocols import IdemRecord
 from guardkit.store.chain import Signer
 
-__all__ = ["Seals"]
+__all__ = ["IDEM_FIELDS", "Seals", "idem_values"]
+
+#: An idempotency record's fields, in the order they are sealed and stored.
+IDEM_FIELDS = (
+    "key",
+    "status",
+    "payload_hash",
+    "owner",
+    "lease_expires",
+    "expires_at",
+    "result_json",
+    "action_id",
+    "agent_id",
+)
+
+
+def idem_values(record: IdemRecord) -> tuple[Any, ...]:
+    return tuple(getattr(record, name) for name in IDEM_FIELDS)
+
 
 _UNSIGNED_KEY = b"guardkit-idempotency-seal-unsigned-v1"
 
@@ -47,16 +66,5 @@ class Seals:
         return None
 
     def _mac(self, record: IdemRecord) -> str:
-        fields = [
-            record.key,
-            record.status,
-            record.payload_hash,
-            record.owner,
-            record.lease_expires,
-            record.expires_at,
-            record.result_json,
-            record.action_id,
-            record.agent_id,
-        ]
-        message = canonical_json(fields).encode("utf-8")
+        message = canonical_json(idem_values(record)).encode("utf-8")
         return hmac.new(self._key, message, hashlib.sha256).hexdigest()

@@ -18,11 +18,12 @@ from guardkit.protocols import IdemRecord
 from guardkit.store.base import Store, Transaction
 from guardkit.store.chain import GENESIS_PREV, Record
 from guardkit.store.schema import Dialect, upgrade
+from guardkit.store.seals import IDEM_FIELDS, idem_values
 
 __all__ = ["SQLTransaction", "Statements"]
 
 _RECORD = "seq, timestamp, actor, kind, payload, prev_hash, hash, signature"
-_IDEM = "key, status, payload_hash, owner, lease_expires, expires_at, result, action_id, agent_id"
+_IDEM = ", ".join(IDEM_FIELDS).replace("result_json", "result")
 
 
 class Statements:
@@ -72,30 +73,11 @@ class Statements:
 
 
 def _record(r: Sequence[Any]) -> Record:
-    return Record(
-        seq=r[0],
-        timestamp=r[1],
-        actor=r[2],
-        kind=r[3],
-        payload_json=r[4],
-        prev_hash=r[5],
-        hash=r[6],
-        signature=r[7],
-    )
+    return Record._make(r[:8])
 
 
 def _idem(r: Sequence[Any]) -> IdemRecord:
-    return IdemRecord(
-        key=r[0],
-        status=r[1],
-        payload_hash=r[2],
-        owner=r[3],
-        lease_expires=r[4],
-        expires_at=r[5],
-        result_json=r[6],
-        action_id=r[7],
-        agent_id=r[8],
-    )
+    return IdemRecord(**dict(zip(IDEM_FIELDS, r[:9], strict=True)))
 
 
 class SQLTransaction(Transaction):
@@ -183,21 +165,7 @@ class SQLTransaction(Transaction):
         return None if row is None else (_idem(row), row[9])
 
     def _idem_write(self, record: IdemRecord, seal: str) -> None:
-        self._run(
-            self.q.idem_put,
-            (
-                record.key,
-                record.status,
-                record.payload_hash,
-                record.owner,
-                record.lease_expires,
-                record.expires_at,
-                record.result_json,
-                record.action_id,
-                record.agent_id,
-                seal,
-            ),
-        )
+        self._run(self.q.idem_put, (*idem_values(record), seal))
 
     def _idem_remove(self, key: str) -> None:
         self._run(self.q.idem_delete, (key,))
