@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test test-fast lint typecheck bench clean
 
 DEMO_STAMP := $(VENV)/.installed-demo
 
@@ -38,12 +38,21 @@ typecheck: $(STAMP)
 test: lint typecheck
 	$(BIN)/python -m pytest -q
 
+# The service-free part of the suite (no PostgreSQL, no browser, no slow multi-process tests) on
+# another interpreter, in its own venv: make test-fast PYTHON=python3.13 FAST_VENV=.venv-3.13
+FAST_VENV ?= .venv-fast
+test-fast:
+	test -x $(FAST_VENV)/bin/python || $(PYTHON) -m venv $(FAST_VENV)
+	$(FAST_VENV)/bin/python -m pip install --quiet -e '.[dev]' > $(FAST_VENV)/install.log 2>&1 || (cat $(FAST_VENV)/install.log; exit 1)
+	GUARDKIT_TEST_SERVICES=none $(FAST_VENV)/bin/python -m pytest -q -m "not slow" -W error::ResourceWarning
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/guard_overhead.py
 	$(BIN)/python benchmarks/tool_overhead.py
 	$(BIN)/python benchmarks/tracing_overhead.py
 	$(BIN)/python benchmarks/scan_speed.py
 	$(BIN)/python benchmarks/server_load.py
+	$(BIN)/python benchmarks/framework_overhead.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) .venv-* build dist *.egg-info

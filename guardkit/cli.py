@@ -40,6 +40,7 @@ _LAZY = {
     "scan": "guardkit.codemods.cli:scan",
     "fix": "guardkit.codemods.cli:fix",
     "serve": "guardkit.server.cli:serve",
+    "mcp": "guardkit.plugins.mcp.cli:mcp",
 }
 
 
@@ -55,7 +56,7 @@ class _LazyGroup(click.Group):
             except (ImportError, AttributeError) as exc:
                 raise click.ClickException(
                     f"'guardkit {cmd_name}' is unavailable: {exc}. Install the extra it needs "
-                    "(pip install 'guardkit[server]' for serve)."
+                    "(pip install 'guardkit[server]' for serve, 'guardkit[mcp]' for mcp)."
                 ) from exc
             return command if isinstance(command, click.Command) else None
         return super().get_command(ctx, cmd_name)

@@ -19,8 +19,10 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Generator
+from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 from urllib.parse import quote
 
 import httpx
@@ -95,7 +97,7 @@ class _Http:
         self.timeout = timeout
         self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
         self._client = httpx.Client(base_url=self._base, timeout=timeout, headers=self._headers)
-        self._async: tuple[asyncio.AbstractEventLoop, httpx.AsyncClient] | None = None
+        self._pool: tuple[asyncio.AbstractEventLoop, httpx.AsyncClient] | None = None
 
     @property
     def url(self) -> str:
@@ -107,9 +109,9 @@ class _Http:
     async def aclose(self) -> None:
         """Close the async connection pool of the running event loop (call it before the loop
         ends, or use ``async with``); the blocking pool stays open until ``close``."""
-        if self._async is not None:
-            loop, client = self._async
-            self._async = None
+        if self._pool is not None:
+            loop, client = self._pool
+            self._pool = None
             if loop is asyncio.get_running_loop():
                 await client.aclose()
 
@@ -136,24 +138,20 @@ class _Http:
             f"({type(exc).__name__}: {exc})"
         )
 
-    def _send(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        params: Any = None,
-        headers: dict[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> httpx.Response:
+    def _answer(self, response: httpx.Response) -> Any:
+        if response.status_code >= 400:
+            raise _error(response)
+        return response.json()
+
+    def _send(self, call: _Send) -> httpx.Response:
         try:
             response = self._client.request(
-                method,
-                path,
-                json=json,
-                params=params,
-                headers=headers,
-                timeout=self.timeout if timeout is None else timeout,
+                call.method,
+                call.path,
+                json=call.json,
+                params=call.params,
+                headers=call.headers,
+                timeout=self.timeout if call.timeout is None else call.timeout,
             )
         except httpx.TransportError as exc:
             raise self._unreachable(exc) from exc
@@ -161,43 +159,99 @@ class _Http:
             raise _error(response)
         return response
 
-    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        return self._send(method, path, **kwargs).json()
+    def _call(self, method: str, path: str, **options: Any) -> Any:
+        return self._send(_Send(method, path, **options)).json()
 
     def _async_client(self) -> httpx.AsyncClient:
         # An AsyncClient belongs to the event loop it first ran on: make one per loop.
         loop = asyncio.get_running_loop()
-        if self._async is None or self._async[0] is not loop:
-            self._async = (
+        if self._pool is None or self._pool[0] is not loop:
+            self._pool = (
                 loop,
                 httpx.AsyncClient(base_url=self._base, timeout=self.timeout, headers=self._headers),
             )
-        return self._async[1]
+        return self._pool[1]
 
-    async def _acall(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        params: Any = None,
-        headers: dict[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> Any:
+    async def _asend(self, call: _Send) -> Any:
         try:
             response = await self._async_client().request(
-                method,
-                path,
-                json=json,
-                params=params,
-                headers=headers,
-                timeout=self.timeout if timeout is None else timeout,
+                call.method,
+                call.path,
+                json=call.json,
+                params=call.params,
+                headers=call.headers,
+                timeout=self.timeout if call.timeout is None else call.timeout,
             )
         except httpx.TransportError as exc:
             raise self._unreachable(exc) from exc
-        if response.status_code >= 400:
-            raise _error(response)
-        return response.json()
+        return self._answer(response)
+
+    def _sync(self, steps: Exchange[T]) -> T:
+        """Run an exchange with the blocking pool (a failed request is thrown back into it)."""
+        step = _resume(steps, None, None)
+        while not isinstance(step, _Done):
+            if isinstance(step, float):
+                time.sleep(step)
+                step = _resume(steps, None, None)
+                continue
+            try:
+                answer = self._send(step).json()
+            except GuardError as exc:
+                step = _resume(steps, None, exc)
+            else:
+                step = _resume(steps, answer, None)
+        return cast(T, step.value)
+
+    async def _async(self, steps: Exchange[T]) -> T:
+        """Run an exchange from async code, with this event loop's pool."""
+        step = _resume(steps, None, None)
+        while not isinstance(step, _Done):
+            if isinstance(step, float):
+                await asyncio.sleep(step)
+                step = _resume(steps, None, None)
+                continue
+            try:
+                answer = await self._asend(step)
+            except GuardError as exc:
+                step = _resume(steps, None, exc)
+            else:
+                step = _resume(steps, answer, None)
+        return cast(T, step.value)
+
+
+@dataclass(frozen=True, slots=True)
+class _Send:
+    """One HTTP request to make."""
+
+    method: str
+    path: str
+    json: Any = None
+    params: Any = None
+    headers: dict[str, str] | None = None
+    timeout: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Done:
+    value: Any
+
+
+T = TypeVar("T")
+#: One conversation with the server, written once: it yields requests (answered with the JSON
+#: body, or a GuardError thrown back) and pauses in seconds; ``_sync``/``_async`` drive it.
+Exchange = Generator["_Send | float", Any, T]
+
+
+def _resume(steps: Exchange[Any], answer: Any, error: GuardError | None) -> _Send | float | _Done:
+    try:
+        return steps.send(answer) if error is None else steps.throw(error)
+    except StopIteration as stop:
+        return _Done(stop.value)
+
+
+def _one(call: _Send) -> Exchange[Any]:
+    answer = yield call
+    return answer
 
 
 class AgentClient(_Http, AgentConveniences):
@@ -214,111 +268,159 @@ class AgentClient(_Http, AgentConveniences):
     def __repr__(self) -> str:
         return f"AgentClient({self.url!r}, {self.agent_id!r})"
 
-    def _request_body(
-        self, tool: str, input: Any, cost: Any, key: str | None
-    ) -> tuple[dict[str, Any], dict[str, str] | None, str | None]:
+    def _action_path(self, action_id: str) -> str:
+        return f"{self._path}/actions/{_seg(action_id)}"
+
+    # -- the exchanges, each written once --------------------------------------------------------
+
+    def _request(self, tool: str, input: Any, cost: Any, key: str | None) -> Exchange[DecisionDict]:
         body: dict[str, Any] = {"tool": tool, "input": {} if input is None else input}
         if cost is not None:
             body["cost"] = cost
         key = key or (uuid.uuid4().hex if self.retries > 0 else None)
-        return body, ({"Idempotency-Key": key} if key else None), key
+        headers = {"Idempotency-Key": key} if key else None
+        for attempt in range(self.retries + 1):
+            try:
+                decision: DecisionDict = yield _Send(
+                    "POST", self._path + "/actions", json=body, headers=headers
+                )
+            except GuardUnavailable:
+                # The same Idempotency-Key: a request whose answer was lost is not decided twice.
+                if attempt >= self.retries or key is None:
+                    raise
+                continue
+            return decision
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _report(self, action_id: str, status: str, detail: str) -> Exchange[AgentStatus]:
+        body = {"status": status, "detail": detail}
+        return _one(_Send("POST", self._action_path(action_id) + "/outcome", json=body))
+
+    def _deny_local(
+        self, tool: str, input: Any, reason: Reason, severity: SeverityName | None
+    ) -> Exchange[DecisionDict]:
+        body = {"tool": tool, "input": input, "reason": reason, "severity": severity}
+        return _one(_Send("POST", self._path + "/denials", json=body))
+
+    def _withdraw(self, action_id: str, timeout: float) -> Exchange[Action]:
+        path = self._action_path(action_id) + "/withdraw"
+        return _one(_Send("POST", path, json={"timeout": timeout}))
+
+    def _waits(self, action_id: str, timeout: float, poll: float) -> Exchange[ActionStatusName]:
+        """The long-poll loop: a decision wakes it at once; a server that does not long-poll is
+        asked every ``poll`` seconds."""
+        check_wait(timeout, poll)
+        deadline = time.monotonic() + timeout
+        announced = False
+        while True:
+            left = deadline - time.monotonic()
+            wait = round(max(0.0, min(left, _WAIT_CHUNK)), 3)
+            started = time.monotonic()
+            action: Action = yield _Send(
+                "GET",
+                self._action_path(action_id),
+                params={"wait": wait} if wait > 0 else None,
+                timeout=self.timeout + wait,
+            )
+            if action["status"] != "pending_approval":
+                return action["status"]
+            announced = announced or announce_wait(
+                self.agent_id, action_id, timeout, self.approval_hint(action_id)
+            )
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ApprovalTimeout(action_id, timeout)
+            if time.monotonic() - started < wait / 2:
+                yield min(poll, left)
+
+    # -- the agent guard, blocking and async -----------------------------------------------------
 
     def request(
         self, tool: str, input: Any = None, cost: Any = None, *, idempotency_key: str | None = None
     ) -> DecisionDict:
         """Ask before acting: ``{"decision": "allowed" | "denied" | "pending_approval", ...}``."""
-        body, headers, key = self._request_body(tool, input, cost, idempotency_key)
         with tracing.guard_call_span("request", agent_id=self.agent_id):
-            for attempt in range(self.retries + 1):
-                try:
-                    result = self._call("POST", self._path + "/actions", json=body, headers=headers)
-                except GuardUnavailable:
-                    if attempt >= self.retries or key is None:
-                        raise
-                    continue
-                return cast(DecisionDict, result)
-        raise AssertionError("unreachable")  # pragma: no cover
+            return self._sync(self._request(tool, input, cost, idempotency_key))
 
     async def arequest(
         self, tool: str, input: Any = None, cost: Any = None, *, idempotency_key: str | None = None
     ) -> DecisionDict:
         """``request`` for async code."""
-        body, headers, key = self._request_body(tool, input, cost, idempotency_key)
         with tracing.guard_call_span("request", agent_id=self.agent_id):
-            for attempt in range(self.retries + 1):
-                try:
-                    result = await self._acall(
-                        "POST", self._path + "/actions", json=body, headers=headers
-                    )
-                except GuardUnavailable:
-                    if attempt >= self.retries or key is None:
-                        raise
-                    continue
-                return cast(DecisionDict, result)
-        raise AssertionError("unreachable")  # pragma: no cover
+            return await self._async(self._request(tool, input, cost, idempotency_key))
 
     def report(self, action_id: str, status: str, detail: str = "") -> AgentStatus:
         """Report ``success`` or ``failure`` (``harmful`` is the operator's, 403 here)."""
-        body = {"status": status, "detail": detail}
         with tracing.guard_call_span("report", agent_id=self.agent_id):
-            return cast(AgentStatus, self._call("POST", self._outcome(action_id), json=body))
+            return self._sync(self._report(action_id, status, detail))
 
     async def areport(self, action_id: str, status: str, detail: str = "") -> AgentStatus:
         """``report`` for async code."""
-        body = {"status": status, "detail": detail}
         with tracing.guard_call_span("report", agent_id=self.agent_id):
-            return cast(AgentStatus, await self._acall("POST", self._outcome(action_id), json=body))
-
-    def _outcome(self, action_id: str) -> str:
-        return f"{self._path}/actions/{_seg(action_id)}/outcome"
+            return await self._async(self._report(action_id, status, detail))
 
     def status(self) -> AgentStatus:
         with tracing.guard_call_span("status", agent_id=self.agent_id):
-            return cast(AgentStatus, self._call("GET", self._path))
+            return cast(AgentStatus, self._sync(_one(_Send("GET", self._path))))
 
     async def astatus(self) -> AgentStatus:
         with tracing.guard_call_span("status", agent_id=self.agent_id):
-            return cast(AgentStatus, await self._acall("GET", self._path))
+            return cast(AgentStatus, await self._async(_one(_Send("GET", self._path))))
 
     def action(self, action_id: str) -> Action:
         with tracing.guard_call_span("action", agent_id=self.agent_id):
-            return cast(Action, self._call("GET", f"{self._path}/actions/{_seg(action_id)}"))
+            return cast(Action, self._sync(_one(_Send("GET", self._action_path(action_id)))))
 
     async def aaction(self, action_id: str) -> Action:
-        path = f"{self._path}/actions/{_seg(action_id)}"
         with tracing.guard_call_span("action", agent_id=self.agent_id):
-            return cast(Action, await self._acall("GET", path))
+            call = _Send("GET", self._action_path(action_id))
+            return cast(Action, await self._async(_one(call)))
 
     def deny_local(
         self, tool: str, input: Any, reason: Reason, severity: SeverityName | None = "moderate"
     ) -> DecisionDict:
         """Record a denial a local check decided (``path_denied``...): it lands in the ledger."""
-        body = {"tool": tool, "input": input, "reason": reason, "severity": severity}
         with tracing.guard_call_span("deny_local", agent_id=self.agent_id):
-            return cast(DecisionDict, self._call("POST", self._path + "/denials", json=body))
+            return self._sync(self._deny_local(tool, input, reason, severity))
 
     async def adeny_local(
         self, tool: str, input: Any, reason: Reason, severity: SeverityName | None = "moderate"
     ) -> DecisionDict:
         """``deny_local`` for async code."""
-        body = {"tool": tool, "input": input, "reason": reason, "severity": severity}
         with tracing.guard_call_span("deny_local", agent_id=self.agent_id):
-            return cast(DecisionDict, await self._acall("POST", self._path + "/denials", json=body))
+            return await self._async(self._deny_local(tool, input, reason, severity))
+
+    def withdraw(self, action_id: str, timeout: float) -> Action:
+        """Stop waiting for a human: a still-pending action is denied (``approval_timeout``)."""
+        return self._sync(self._withdraw(action_id, timeout))
+
+    async def awithdraw(self, action_id: str, timeout: float) -> Action:
+        """``withdraw`` for async code."""
+        return await self._async(self._withdraw(action_id, timeout))
+
+    def wait_for_approval(
+        self, action_id: str, timeout: float = 300, poll: float = 2.0
+    ) -> ActionStatusName:
+        """Block until the action is decided; returns its status (``allowed`` or ``denied``).
+
+        Long-polls (``?wait=``), so a decision wakes it at once. Says once (log ``guardkit``,
+        WARNING) what it waits for. Raises ``ApprovalTimeout`` after ``timeout``; the action
+        stays pending (``withdraw`` ends it, as guarded tools and the loop do).
+        """
+        with tracing.guard_call_span("wait_for_approval", agent_id=self.agent_id):
+            return self._sync(self._waits(action_id, timeout, poll))
+
+    async def await_for_approval(
+        self, action_id: str, timeout: float = 300, poll: float = 2.0
+    ) -> ActionStatusName:
+        """``wait_for_approval`` for async code (long-polls without blocking the loop)."""
+        with tracing.guard_call_span("wait_for_approval", agent_id=self.agent_id):
+            return await self._async(self._waits(action_id, timeout, poll))
 
     def spawn(self, child_id: str, policy: Any, budget: int) -> NewAgent:
         """guardkit: create a sub-agent funded from this agent; ``{"agent", "token"}``."""
         body = {"child_id": child_id, "policy": policy, "budget": budget}
         return cast(NewAgent, self._call("POST", self._path + "/spawn", json=body))
-
-    def withdraw(self, action_id: str, timeout: float) -> Action:
-        """Stop waiting for a human: a still-pending action is denied (``approval_timeout``)."""
-        path = f"{self._path}/actions/{_seg(action_id)}/withdraw"
-        return cast(Action, self._call("POST", path, json={"timeout": timeout}))
-
-    async def awithdraw(self, action_id: str, timeout: float) -> Action:
-        """``withdraw`` for async code."""
-        path = f"{self._path}/actions/{_seg(action_id)}/withdraw"
-        return cast(Action, await self._acall("POST", path, json={"timeout": timeout}))
 
     def approval_hint(self, action_id: str) -> str:
         """Where a human decides ``action_id``: the server's console, or the CLI against it."""
@@ -326,73 +428,6 @@ class AgentClient(_Http, AgentConveniences):
             f"approve or reject it in the console at {self._base}/ "
             f"(agent {self.agent_id}, {action_id})"
         )
-
-    def wait_for_approval(
-        self, action_id: str, timeout: float = 300, poll: float = 2.0
-    ) -> ActionStatusName:
-        """Block until the action is decided; returns its status (``allowed`` or ``denied``).
-
-        Long-polls (``?wait=``), so a decision wakes it at once; against a server without
-        long-polling it falls back to asking every ``poll`` seconds. Says once (log
-        ``guardkit``, WARNING) what it waits for. Raises ``ApprovalTimeout`` after ``timeout``;
-        the action stays pending (``withdraw`` ends it, as guarded tools and the loop do).
-        """
-        check_wait(timeout, poll)
-        deadline = time.monotonic() + timeout
-        path = f"{self._path}/actions/{_seg(action_id)}"
-        announced = False
-        with tracing.guard_call_span("wait_for_approval", agent_id=self.agent_id):
-            while True:
-                left = deadline - time.monotonic()
-                wait = round(max(0.0, min(left, _WAIT_CHUNK)), 3)
-                started = time.monotonic()
-                action = self._call(
-                    "GET",
-                    path,
-                    params={"wait": wait} if wait > 0 else None,
-                    timeout=self.timeout + wait,
-                )
-                if action["status"] != "pending_approval":
-                    return cast(ActionStatusName, action["status"])
-                announced = announced or announce_wait(
-                    self.agent_id, action_id, timeout, self.approval_hint(action_id)
-                )
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise ApprovalTimeout(action_id, timeout)
-                if time.monotonic() - started < wait / 2:
-                    time.sleep(min(poll, left))
-
-    async def await_for_approval(
-        self, action_id: str, timeout: float = 300, poll: float = 2.0
-    ) -> ActionStatusName:
-        """``wait_for_approval`` for async code (long-polls without blocking the loop)."""
-        check_wait(timeout, poll)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        path = f"{self._path}/actions/{_seg(action_id)}"
-        announced = False
-        with tracing.guard_call_span("wait_for_approval", agent_id=self.agent_id):
-            while True:
-                left = deadline - loop.time()
-                wait = round(max(0.0, min(left, _WAIT_CHUNK)), 3)
-                started = loop.time()
-                action = await self._acall(
-                    "GET",
-                    path,
-                    params={"wait": wait} if wait > 0 else None,
-                    timeout=self.timeout + wait,
-                )
-                if action["status"] != "pending_approval":
-                    return cast(ActionStatusName, action["status"])
-                announced = announced or announce_wait(
-                    self.agent_id, action_id, timeout, self.approval_hint(action_id)
-                )
-                left = deadline - loop.time()
-                if left <= 0:
-                    raise ApprovalTimeout(action_id, timeout)
-                if loop.time() - started < wait / 2:
-                    await asyncio.sleep(min(poll, left))
 
 
 class AdminClient(_Http):
@@ -493,7 +528,7 @@ class AdminClient(_Http):
 
     def export(self, agent_id: str) -> str:
         """The agent's ledger as Lineage-format JSON Lines."""
-        return self._send("GET", self._agent(agent_id) + "/export").text
+        return self._send(_Send("GET", self._agent(agent_id) + "/export")).text
 
 
 class BackendClient(_Http):

@@ -4,7 +4,7 @@
 
     GuardError(Exception)                 .status, .code, .message
     ├── ActionDenied                      a request was not allowed (.action_id, .reason)
-    │   └── ToolDenied                    a guarded tool was not allowed; .message: the denial sentence
+    │   └── ToolDenied                    a guarded tool was not allowed; .message for the model
     ├── ApprovalTimeout(TimeoutError)     no human decided in time
     ├── PolicyError(ValueError)           a policy is malformed (.problems lists every one)
     ├── InvalidInput(ValueError)          bad arguments: costs, inputs, ids, severities

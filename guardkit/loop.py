@@ -20,8 +20,8 @@ The spans (``invoke_agent``, ``chat``, ``execute_tool``) are opened here, where 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -351,6 +351,99 @@ def _close_tool_span(span: Any, result: ToolResult) -> None:
         span.result(result.text)
 
 
+@dataclass(slots=True, kw_only=True)
+class _Run:
+    """One run: the turns as a flow, so ``run`` and ``arun`` share every step.
+
+    The model's turn and each tool body are ``run`` ops: called directly by ``drive``; by
+    ``adrive`` awaited when they are coroutine functions, else run in a worker thread.
+    """
+
+    loop: _Loop
+    model: Any
+    messages: list[Any]
+    tool_schemas: Sequence[dict[str, Any]]
+    max_turns: int
+
+    def flow(self) -> Flow[RunResult]:
+        guard = self.loop.guard
+        name, provider = _model_names(self.model)
+        result = RunResult(outcome="max_turns", text=f"stopped after {self.max_turns} turns")
+        with tracing.agent_span(guard.agent_id, provider=provider) as span:
+            for _ in range(self.max_turns):
+                stop = yield from self._turn(span, name, provider, result)
+                if stop is not None:
+                    result.outcome, result.text = stop
+                    break
+            span.finish(result.outcome, result.turns)
+        return result
+
+    def _turn(
+        self, span: Any, name: str | None, provider: str | None, result: RunResult
+    ) -> Flow[Stop | None]:
+        loop = self.loop
+        turn = yield from loop.gate(span)
+        if isinstance(turn, tuple):
+            return turn
+        gate = turn["action_id"]
+        result.turns += 1
+        with tracing.chat_span(model=name, provider=provider, agent_id=loop.guard.agent_id) as chat:
+            chat.decision(turn)
+            try:
+                reply: ModelReply = yield Op(
+                    "run", (self.messages, self.tool_schemas), self.model.turn
+                )
+            except Exception as exc:
+                yield from loop.turn_done(gate, None, exc)
+                raise
+            chat.reply(reply)
+        yield from loop.turn_done(gate, reply, None)
+        self.messages.append(self.model.assistant_message(reply))
+        stop = (yield from loop.charge_usage(gate, reply)) or _finished(reply)
+        if stop is not None:
+            return stop
+        for call in reply.tool_calls:
+            outcome = _invalid_call(self.model, call) or (yield from self._tool_call(call))
+            result.calls.append((call.name, outcome.action_id, outcome.verdict))
+            self.messages.append(
+                self.model.tool_result_message(call, outcome.text, is_error=outcome.is_error)
+            )
+            stopped = yield from loop.after(outcome)
+            if stopped is not None:
+                return "terminated", stopped
+        return None
+
+    def _tool_call(self, call: ToolCall) -> Flow[ToolResult]:
+        loop = self.loop
+        func = loop.tools.get(call.name)
+        if func is not None and guarded(func):
+            cost_fn = loop.costs.get(call.name)
+            cost = cost_fn(call.args) if cost_fn is not None else None
+            with handoff(agent=loop.guard, cost=cost, call_id=call.id) as taken:
+                try:
+                    value = yield Op("run", (), functools.partial(func, **call.args))
+                except Exception as exc:  # noqa: BLE001 - any failure goes back to the model
+                    return _handed_result(taken, None, exc)
+                return _handed_result(taken, value, None)
+        with _tool_span(loop.guard, call) as span:
+            asked = yield from loop.ask(call, span)
+            if isinstance(asked, ToolResult):
+                _close_tool_span(span, asked)
+                return asked
+            value = None
+            error: Exception | None = None
+            try:
+                if func is None:
+                    raise LookupError(f"no tool named {call.name!r} is installed")
+                with running(asked):
+                    value = yield Op("run", (), functools.partial(func, **call.args))
+            except Exception as exc:  # noqa: BLE001 - any tool failure goes back to the model
+                error = exc
+            finished = yield from loop.finish(asked, value, error)
+            _close_tool_span(span, finished)
+            return finished
+
+
 def run(
     model: Model,
     guard: AgentGuard,
@@ -385,83 +478,14 @@ def run(
         poll=poll,
         usage_tool=usage_tool,
     )
-    name, provider = _model_names(model)
-    result = RunResult(outcome="max_turns", text=f"stopped after {max_turns} turns")
-    with tracing.agent_span(guard.agent_id, provider=provider) as span:
-        for _ in range(max_turns):
-            stop = _turn(loop, model, span, name, provider, messages, tool_schemas, result)
-            if stop is not None:
-                result.outcome, result.text = stop
-                break
-        span.finish(result.outcome, result.turns)
-    return result
-
-
-def _turn(
-    loop: _Loop,
-    model: Model,
-    span: Any,
-    name: str | None,
-    provider: str | None,
-    messages: list[Any],
-    tool_schemas: Sequence[dict[str, Any]],
-    result: RunResult,
-) -> Stop | None:
-    turn = drive(loop.gate(span), loop.guard)
-    if isinstance(turn, tuple):
-        return turn
-    gate = turn["action_id"]
-    result.turns += 1
-    with tracing.chat_span(model=name, provider=provider, agent_id=loop.guard.agent_id) as chat:
-        chat.decision(turn)
-        try:
-            reply = model.turn(messages, tool_schemas)
-        except Exception as exc:
-            drive(loop.turn_done(gate, None, exc), loop.guard)
-            raise
-        chat.reply(reply)
-    drive(loop.turn_done(gate, reply, None), loop.guard)
-    messages.append(model.assistant_message(reply))
-    stop = drive(loop.charge_usage(gate, reply), loop.guard) or _finished(reply)
-    if stop is not None:
-        return stop
-    for call in reply.tool_calls:
-        outcome = _invalid_call(model, call) or _tool_call(loop, call)
-        result.calls.append((call.name, outcome.action_id, outcome.verdict))
-        messages.append(model.tool_result_message(call, outcome.text, is_error=outcome.is_error))
-        stopped = drive(loop.after(outcome), loop.guard)
-        if stopped is not None:
-            return "terminated", stopped
-    return None
-
-
-def _tool_call(loop: _Loop, call: ToolCall) -> ToolResult:
-    func = loop.tools.get(call.name)
-    if func is not None and guarded(func):
-        cost_fn = loop.costs.get(call.name)
-        cost = cost_fn(call.args) if cost_fn is not None else None
-        with handoff(agent=loop.guard, cost=cost, call_id=call.id) as taken:
-            try:
-                return _handed_result(taken, func(**call.args), None)
-            except Exception as exc:  # noqa: BLE001 - any failure goes back to the model
-                return _handed_result(taken, None, exc)
-    with _tool_span(loop.guard, call) as span:
-        asked = drive(loop.ask(call, span), loop.guard)
-        if isinstance(asked, ToolResult):
-            _close_tool_span(span, asked)
-            return asked
-        value: Any = None
-        error: Exception | None = None
-        try:
-            if func is None:
-                raise LookupError(f"no tool named {call.name!r} is installed")
-            with running(asked):
-                value = func(**call.args)
-        except Exception as exc:  # noqa: BLE001 - any tool failure goes back to the model
-            error = exc
-        finished = drive(loop.finish(asked, value, error), loop.guard)
-        _close_tool_span(span, finished)
-        return finished
+    steps = _Run(
+        loop=loop,
+        model=model,
+        messages=messages,
+        tool_schemas=tool_schemas,
+        max_turns=max_turns,
+    )
+    return drive(steps.flow(), guard)
 
 
 async def arun(
@@ -493,90 +517,11 @@ async def arun(
         poll=poll,
         usage_tool=usage_tool,
     )
-    name, provider = _model_names(model)
-    result = RunResult(outcome="max_turns", text=f"stopped after {max_turns} turns")
-    with tracing.agent_span(guard.agent_id, provider=provider) as span:
-        for _ in range(max_turns):
-            stop = await _aturn(loop, model, span, name, provider, messages, tool_schemas, result)
-            if stop is not None:
-                result.outcome, result.text = stop
-                break
-        span.finish(result.outcome, result.turns)
-    return result
-
-
-async def _aturn(
-    loop: _Loop,
-    model: AsyncModel,
-    span: Any,
-    name: str | None,
-    provider: str | None,
-    messages: list[Any],
-    tool_schemas: Sequence[dict[str, Any]],
-    result: RunResult,
-) -> Stop | None:
-    turn = await adrive(loop.gate(span), loop.guard)
-    if isinstance(turn, tuple):
-        return turn
-    gate = turn["action_id"]
-    result.turns += 1
-    with tracing.chat_span(model=name, provider=provider, agent_id=loop.guard.agent_id) as chat:
-        chat.decision(turn)
-        try:
-            reply = await model.turn(messages, tool_schemas)
-        except Exception as exc:
-            await adrive(loop.turn_done(gate, None, exc), loop.guard)
-            raise
-        chat.reply(reply)
-    await adrive(loop.turn_done(gate, reply, None), loop.guard)
-    messages.append(model.assistant_message(reply))
-    stop = await adrive(loop.charge_usage(gate, reply), loop.guard) or _finished(reply)
-    if stop is not None:
-        return stop
-    for call in reply.tool_calls:
-        outcome = _invalid_call(model, call) or await _atool_call(loop, call)
-        result.calls.append((call.name, outcome.action_id, outcome.verdict))
-        messages.append(model.tool_result_message(call, outcome.text, is_error=outcome.is_error))
-        stopped = await adrive(loop.after(outcome), loop.guard)
-        if stopped is not None:
-            return "terminated", stopped
-    return None
-
-
-async def _call_tool(func: Callable[..., Any], args: Mapping[str, Any]) -> Any:
-    """Await an ``async`` tool; run a sync one in a worker thread (it may block)."""
-    if asyncio.iscoroutinefunction(func):
-        return await func(**args)
-    value = await asyncio.to_thread(func, **args)
-    if asyncio.iscoroutine(value):  # a sync wrapper around an async function
-        return await value
-    return value
-
-
-async def _atool_call(loop: _Loop, call: ToolCall) -> ToolResult:
-    func = loop.tools.get(call.name)
-    if func is not None and guarded(func):
-        cost_fn = loop.costs.get(call.name)
-        cost = cost_fn(call.args) if cost_fn is not None else None
-        with handoff(agent=loop.guard, cost=cost, call_id=call.id) as taken:
-            try:
-                return _handed_result(taken, await _call_tool(func, call.args), None)
-            except Exception as exc:  # noqa: BLE001 - any failure goes back to the model
-                return _handed_result(taken, None, exc)
-    with _tool_span(loop.guard, call) as span:
-        asked = await adrive(loop.ask(call, span), loop.guard)
-        if isinstance(asked, ToolResult):
-            _close_tool_span(span, asked)
-            return asked
-        value: Any = None
-        error: Exception | None = None
-        try:
-            if func is None:
-                raise LookupError(f"no tool named {call.name!r} is installed")
-            with running(asked):
-                value = await _call_tool(func, call.args)
-        except Exception as exc:  # noqa: BLE001 - any tool failure goes back to the model
-            error = exc
-        finished = await adrive(loop.finish(asked, value, error), loop.guard)
-        _close_tool_span(span, finished)
-        return finished
+    steps = _Run(
+        loop=loop,
+        model=model,
+        messages=messages,
+        tool_schemas=tool_schemas,
+        max_turns=max_turns,
+    )
+    return await adrive(steps.flow(), guard)

@@ -10,6 +10,7 @@ agent guard may offer the tool layer: recording a local check's denial in the le
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ __all__ = [
     "RecordsLocalDenials",
     "ToolCall",
     "WithdrawsActions",
+    "implements",
 ]
 
 
@@ -192,3 +194,20 @@ class Model(Protocol):
     def tool_result_message(self, call: ToolCall, result: str, *, is_error: bool) -> Any:
         """The message that carries one tool result back to the model."""
         ...
+
+
+#: ``isinstance`` against a runtime-checkable protocol inspects every member (about 25 µs for
+#: AsyncAgentGuard): the answer per class is kept, as a class's methods don't come and go.
+_IMPLEMENTS: weakref.WeakKeyDictionary[type, dict[type, bool]] = weakref.WeakKeyDictionary()
+
+
+def implements(obj: object, protocol: Any) -> bool:
+    """``isinstance(obj, protocol)`` for a runtime-checkable protocol, remembered per class.
+
+    For hot paths; it does not narrow the type for mypy as ``isinstance`` does.
+    """
+    known = _IMPLEMENTS.setdefault(type(obj), {})
+    found = known.get(protocol)
+    if found is None:
+        found = known[protocol] = isinstance(obj, protocol)
+    return found

@@ -89,7 +89,7 @@ class ScriptedModel:
 
 @dataclass(frozen=True, slots=True)
 class SeedCall:
-    """A tool call as Lineage's loop example uses it: ``call.name``, ``call.args``, ``result_message``."""
+    """A tool call as Lineage's loop example uses it: ``name``, ``args``, ``result_message``."""
 
     model: ScriptedModel
     call: ToolCall

@@ -1,9 +1,11 @@
 """Suite-wide setup: hypothesis profiles and the shared strategies module.
 
 ``GUARDKIT_HYPOTHESIS_PROFILE=long`` runs the property and stateful tests much harder (nightly);
-the default profile keeps ``make test`` fast. ``tests/strategies.py`` is registered as the module
-``strategies`` so tests can ``import strategies`` under ``--import-mode=importlib`` (which puts
-no test directory on ``sys.path``).
+the default profile keeps ``make test`` fast. Hypothesis draws from pytest-randomly's seed (the
+header prints ``Using --randomly-seed=N``), so ``-p randomly_seed=N`` replays a failing run, and
+a failure also prints the ``@reproduce_failure`` blob. ``tests/strategies.py`` is registered as
+the module ``strategies`` so tests can ``import strategies`` under ``--import-mode=importlib``
+(which puts no test directory on ``sys.path``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -21,6 +24,7 @@ settings.register_profile(
     max_examples=30,
     stateful_step_count=30,
     suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
 )
 settings.register_profile(
     "long",
@@ -28,6 +32,7 @@ settings.register_profile(
     max_examples=1000,
     stateful_step_count=100,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
 )
 settings.load_profile(os.environ.get("GUARDKIT_HYPOTHESIS_PROFILE", "default"))
 
@@ -46,3 +51,13 @@ def _register_strategies() -> None:
 
 
 _register_strategies()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    # After pytest-randomly chose (and printed) the run's seed; an explicit --hypothesis-seed wins.
+    from hypothesis import core
+
+    seed = config.getoption("randomly_seed", None)
+    if config.getoption("hypothesis_seed", None) is None and isinstance(seed, int):
+        core.global_force_seed = seed

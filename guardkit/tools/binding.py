@@ -12,6 +12,8 @@ from typing import Any
 __all__ = ["CallShape", "bind_call", "jsonable"]
 
 _SIMPLE = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+_CLASS_FIRST = frozenset({"cls", "mcs", "metacls"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,18 +64,36 @@ class CallShape:
     bound: inspect.Signature
     plain_full: _Plain | None = None
     plain_bound: _Plain | None = None
+    #: The first parameter is a class method's ``cls`` (see ``bind_call``).
+    class_first: bool = False
 
     @classmethod
     def of(cls, func: Callable[..., Any]) -> CallShape:
         full = inspect.signature(func)
-        bound = full.replace(parameters=list(full.parameters.values())[1:])
-        return cls(full=full, bound=bound, plain_full=_Plain.of(full), plain_bound=_Plain.of(bound))
+        params = list(full.parameters.values())
+        bound = full.replace(parameters=params[1:])
+        first = params[0] if params else None
+        class_first = first is not None and first.name in _CLASS_FIRST and first.kind in _POSITIONAL
+        return cls(
+            full=full,
+            bound=bound,
+            plain_full=_Plain.of(full),
+            plain_bound=_Plain.of(bound),
+            class_first=class_first,
+        )
 
 
 def bind_call(
     shape: CallShape, instance: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """Bind a call to the signature, defaults applied; raises ``TypeError`` as the call would."""
+    """Bind a call to the signature, defaults applied; raises ``TypeError`` as the call would.
+
+    ``cls`` is never an argument: ``@classmethod`` above ``@guardkit.tool`` binds the class
+    through the wrapper before Python 3.13, and passes it as the first argument from 3.13 on
+    (classmethod no longer chains ``__get__``); both record the same input.
+    """
+    if instance is None and shape.class_first and args and isinstance(args[0], type):
+        instance, args = args[0], args[1:]
     plain = shape.plain_full if instance is None else shape.plain_bound
     if plain is not None:
         found = plain.bind(args, kwargs)

@@ -18,20 +18,32 @@ without blocking an event loop::
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from guardkit.protocols import AgentGuard, AsyncAgentGuard
+from guardkit.protocols import AgentGuard, AsyncAgentGuard, implements
 
 __all__ = ["Flow", "Op", "adrive", "drive"]
 
 T = TypeVar("T")
 
-#: The agent methods a step may ask for; ``call`` runs a blocking function (a store transaction,
-#: a DNS lookup) that ``adrive`` moves to a worker thread.
+#: The agent methods a step may ask for; ``call`` runs a blocking function of ours (a store
+#: transaction, a DNS lookup) that ``adrive`` moves to a worker thread; ``run`` runs the user's
+#: code (a model turn, a tool body), which ``adrive`` awaits when it is a coroutine function and
+#: otherwise runs in a worker thread (it may block).
 OpName = Literal[
-    "request", "report", "status", "action", "wait_for_approval", "deny_local", "withdraw", "call"
+    "request",
+    "report",
+    "status",
+    "action",
+    "wait_for_approval",
+    "deny_local",
+    "withdraw",
+    "call",
+    "run",
 ]
 
 
@@ -57,20 +69,30 @@ _ASYNC_NAMES = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class _Done:
+    value: Any
+
+
+def _resume(flow: Flow[Any], send: Any, error: BaseException | None) -> Op | _Done:
+    """The flow's next op, or its result once it returns."""
+    try:
+        return flow.send(send) if error is None else flow.throw(error)
+    except StopIteration as stop:
+        return _Done(stop.value)
+
+
 def drive(flow: Flow[T], agent: AgentGuard) -> T:
     """Run ``flow`` to its end with ``agent``'s blocking calls; returns what it returns."""
-    send: Any = None
-    error: BaseException | None = None
-    while True:
+    step = _resume(flow, None, None)
+    while isinstance(step, Op):
         try:
-            op = flow.send(send) if error is None else flow.throw(error)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        error = None
-        try:
-            send = op.func(*op.args) if op.func is not None else getattr(agent, op.name)(*op.args)
+            answer = step.func(*step.args) if step.func else getattr(agent, step.name)(*step.args)
         except BaseException as exc:  # noqa: BLE001 - handed back to the step that asked
-            error = exc
+            step = _resume(flow, None, exc)
+        else:
+            step = _resume(flow, answer, None)
+    return step.value  # type: ignore[no-any-return]
 
 
 async def adrive(flow: Flow[T], agent: AgentGuard) -> T:
@@ -80,21 +102,32 @@ async def adrive(flow: Flow[T], agent: AgentGuard) -> T:
     (and an async agent's calls it has no ``async`` twin for), and every blocking ``call``, run
     in a worker thread.
     """
-    native = isinstance(agent, AsyncAgentGuard)
-    send: Any = None
-    error: BaseException | None = None
-    while True:
+    native = implements(agent, AsyncAgentGuard)
+    step = _resume(flow, None, None)
+    while isinstance(step, Op):
         try:
-            op = flow.send(send) if error is None else flow.throw(error)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        error = None
-        try:
-            if op.func is not None:
-                send = await asyncio.to_thread(op.func, *op.args)
-            elif native and hasattr(agent, _ASYNC_NAMES[op.name]):
-                send = await getattr(agent, _ASYNC_NAMES[op.name])(*op.args)
-            else:
-                send = await asyncio.to_thread(getattr(agent, op.name), *op.args)
+            answer = await _answer(step, agent, native)
         except BaseException as exc:  # noqa: BLE001 - handed back to the step that asked
-            error = exc
+            step = _resume(flow, None, exc)
+        else:
+            step = _resume(flow, answer, None)
+    return step.value  # type: ignore[no-any-return]
+
+
+async def _answer(op: Op, agent: AgentGuard, native: bool) -> Any:
+    if op.func is not None:
+        if op.name == "run" and _is_async(op.func):
+            return await op.func(*op.args)
+        answer = await asyncio.to_thread(op.func, *op.args)
+        if op.name == "run" and inspect.isawaitable(answer):  # a sync wrapper of an async def
+            return await answer
+        return answer
+    if native and hasattr(agent, _ASYNC_NAMES[op.name]):
+        return await getattr(agent, _ASYNC_NAMES[op.name])(*op.args)
+    return await asyncio.to_thread(getattr(agent, op.name), *op.args)
+
+
+def _is_async(func: Callable[..., Any]) -> bool:
+    while isinstance(func, functools.partial):
+        func = func.func
+    return inspect.iscoroutinefunction(func)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import inspect
 import threading
 from collections.abc import Mapping
+from typing import cast
 
 from guardkit.checks.checkset import CheckSet
 from guardkit.errors import PolicyError
 from guardkit.policy import Policy
-from guardkit.protocols import AgentGuard, KnowsPolicy
+from guardkit.protocols import AgentGuard, KnowsPolicy, implements
 
 __all__ = ["PolicyChecks"]
 
@@ -33,9 +34,9 @@ class PolicyChecks:
 
     def for_agent(self, agent: AgentGuard) -> CheckSet:
         """The decorator's checks merged with ``agent``'s policy section, if it has one."""
-        if not isinstance(agent, KnowsPolicy):
+        if not implements(agent, KnowsPolicy):
             return self._own
-        policy = agent.policy()
+        policy = cast(KnowsPolicy, agent).policy()
         # A read needs no lock: a racing first call only merges twice.
         found = self._cache.get(id(policy))
         if found is not None and found[0] is policy:

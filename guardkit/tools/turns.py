@@ -1,7 +1,7 @@
 """``guardkit.model_turn()``: gate one model call with ``llm_turn`` in code you wrote yourself.
 
-Lineage's first rule for a guarded loop: request ``llm_turn`` before every model call, so a model that loops
-without calling a real tool still hits a limit. Around the call::
+Lineage's first rule for a guarded loop: request ``llm_turn`` before every model call, so a
+model that loops without calling a real tool still hits a limit. Around the call::
 
     with guardkit.model_turn():                  # raises TurnDenied when the guard refuses
         reply = client.messages.create(...)

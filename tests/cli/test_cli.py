@@ -125,14 +125,14 @@ def test_export_and_verify(ledger, tmp_path) -> None:
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["seq"] for r in lines] == list(range(len(lines)))
     assert lines[0]["kind"] == "genesis"
+    import contextlib
     import sqlite3
 
-    with sqlite3.connect(ledger) as conn:
+    with contextlib.closing(sqlite3.connect(ledger)) as conn, conn:
         conn.execute(
             'UPDATE records SET payload = \'{"action_id":"act-1","cost":0,'
             '"input":{},"tool":"pay"}\' WHERE agent_id = \'bot\' AND seq = 2'
         )
-    conn.close()
     broken = guardkit("verify", "bot", "--db", ledger, "--json")
     assert broken.returncode == 1
     assert json.loads(broken.stdout)["failure"]["reason"] == "hash mismatch"

@@ -1,6 +1,7 @@
 """A fresh PostgreSQL schema per test, from ``GUARDKIT_TEST_PG``.
 
 Unset: the test is skipped locally and fails in CI (``CI`` set). Set but unreachable: it fails.
+``GUARDKIT_TEST_SERVICES=none`` (the fast runs on the other Pythons) skips it, in CI too.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import pytest
 @contextmanager
 def pg_schema_url() -> Iterator[str]:
     base = os.environ.get("GUARDKIT_TEST_PG")
+    if os.environ.get("GUARDKIT_TEST_SERVICES") == "none":
+        pytest.skip("GUARDKIT_TEST_SERVICES=none: no PostgreSQL in this run")
     if not base:
         if os.environ.get("CI"):
             pytest.fail("GUARDKIT_TEST_PG is not set; .ci/run starts PostgreSQL and sets it")

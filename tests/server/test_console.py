@@ -35,6 +35,8 @@ POLICY = {
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    if os.environ.get("GUARDKIT_TEST_SERVICES") == "none":
+        pytest.skip("GUARDKIT_TEST_SERVICES=none: no browser in this run")
     if not os.path.exists(CHROMIUM):
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} is missing; .ci/run installs chromium")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from pathlib import Path
@@ -230,7 +231,7 @@ def test_a_tampered_ledger_is_503_quarantined_and_listed(tmp_path: Path) -> None
         guard.create_agent("honest", POLICY)
         guard.create_agent("tampered", POLICY)
         guard.agent("tampered").request("read", {"amount": 1})
-    with sqlite3.connect(path) as conn:
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         conn.execute(
             "UPDATE records SET payload = replace(payload, '\"amount\":1', "
             "'\"amount\":9') WHERE agent_id = 'tampered'"

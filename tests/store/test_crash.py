@@ -5,10 +5,12 @@ is durable before it returns)."""
 from __future__ import annotations
 
 import os
+import random
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,9 @@ from guardkit.store.replay import Replay
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
+#: Where the kill lands is drawn from this seed: ``GUARDKIT_CRASH_SEED``, else pytest-randomly's
+#: per-test ``random`` state (``-p randomly_seed=N`` replays a run). It is in every failure message.
+SEED = int(os.environ.get("GUARDKIT_CRASH_SEED") or random.randrange(2**32))
 
 #: Loops forever: requests (a tripwire now and then), reports (a failure now and then), and
 #: prints every allowed action id only after the guard has answered.
@@ -46,24 +50,37 @@ WRITER = textwrap.dedent(
 )
 
 
-def _run_and_kill(path: str, lines: int) -> list[str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", WRITER, path], cwd=REPO, text=True, stdout=subprocess.PIPE
-    )
-    printed: list[str] = []
-    try:
-        assert proc.stdout is not None
-        while len(printed) < lines:
-            line = proc.stdout.readline()
-            assert line, f"writer exited early with {proc.poll()}"
-            assert not line.startswith("unexpected"), line
-            printed.append(line.strip())
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate()
-    assert proc.returncode == -signal.SIGKILL
+def _run_and_kill(path: str, lines: int, seed: int) -> list[str]:
+    """Let the writer acknowledge ``lines`` actions, then SIGKILL it at once or after a short,
+    seeded delay (so the kill lands at different points of a write)."""
+    delay = random.Random(seed).choice([0.0, 0.0005, 0.002, 0.01])
+    where = Path(path).parent
+    with (where / f"writer-{seed}.err").open("w+") as errors:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WRITER, path],
+            cwd=where,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+        )
+        printed: list[str] = []
+        try:
+            assert proc.stdout is not None
+            while len(printed) < lines:
+                line = proc.stdout.readline()
+                if not line:
+                    errors.seek(0)
+                    pytest.fail(f"seed {seed}: writer exited with {proc.wait()}: {errors.read()}")
+                assert not line.startswith("unexpected"), f"seed {seed}: {line}"
+                printed.append(line.strip())
+            if delay:
+                threading.Event().wait(delay)
+            os.kill(proc.pid, signal.SIGKILL)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
+    assert proc.returncode == -signal.SIGKILL, f"seed {seed}"
     return printed
 
 
@@ -100,18 +117,28 @@ def _assert_consistent(guard: Guard, printed: list[str]) -> None:
 
 
 def test_sigkill_mid_write_loses_nothing_acknowledged(tmp_path: Path) -> None:
+    try:
+        _crash_twice(tmp_path)
+    except AssertionError as exc:
+        exc.add_note(f"crash test seed {SEED}: GUARDKIT_CRASH_SEED={SEED} replays the kill points")
+        raise
+
+
+def _crash_twice(tmp_path: Path) -> None:
     path = str(tmp_path / "guard.db")
     with Guard(path) as guard:
         guard.create_agent(
             "bot",
             {"budget": 10**9, "scar_limit": 10**9, "tools": {"work": {"cost": 1}}},
         )
-    printed = _run_and_kill(path, 200)
-    assert len(set(printed)) == 200
+    rng = random.Random(SEED)
+    first = 150 + rng.randrange(100)
+    printed = _run_and_kill(path, first, rng.randrange(2**32))
+    assert len(set(printed)) == first, f"seed {SEED}"
     with Guard(path) as guard:
         _assert_consistent(guard, printed)
     # Crash again on the recovered file, then check that a new writer carries on normally.
-    printed += _run_and_kill(path, 120)
+    printed += _run_and_kill(path, 80 + rng.randrange(80), rng.randrange(2**32))
     with Guard(path) as guard:
         _assert_consistent(guard, printed)
         decision = guard.agent("bot").request("work", {})

@@ -239,6 +239,81 @@ def test_methods_classmethods_and_staticmethods(agent, ledger):
     assert list(inspect.signature(files.read).parameters) == ["name"]
 
 
+def _kinds() -> dict[str, type]:
+    """One class per wrapper kind, each with every way of being a method (ahead of the test)."""
+
+    def make(kind: str) -> type:
+        namespace: dict[str, object] = {}
+        body = {
+            "sync": "    return n",
+            "async": "    return n",
+            "generator": "    yield n",
+            "async generator": "    yield n",
+        }[kind]
+        prefix = "async def" if kind.startswith("async") else "def"
+        source = f"""
+class K:
+    @classmethod
+    @guardkit.tool("cls_above")
+    {prefix} cls_above(cls, n: int):
+    {body}
+
+    @guardkit.tool("cls_below")
+    @classmethod
+    {prefix} cls_below(cls, n: int):
+    {body}
+
+    @staticmethod
+    @guardkit.tool("static")
+    {prefix} static(n: int):
+    {body}
+
+    @guardkit.tool("method")
+    {prefix} method(self, n: int):
+    {body}
+"""
+        exec(source, {"guardkit": guardkit}, namespace)
+        return namespace["K"]  # type: ignore[return-value]
+
+    return {kind: make(kind) for kind in ("sync", "async", "generator", "async generator")}
+
+
+def _drive(value: object) -> object:
+    import asyncio
+    import inspect as _inspect
+
+    if _inspect.iscoroutine(value):
+        return asyncio.run(value)
+    if _inspect.isasyncgen(value):
+
+        async def drain() -> list[object]:
+            return [item async for item in value]
+
+        return asyncio.run(drain())
+    if _inspect.isgenerator(value):
+        return list(value)
+    return value
+
+
+@pytest.mark.parametrize("kind", ["sync", "async", "generator", "async generator"])
+def test_every_wrapper_kind_records_the_same_input_on_every_python(agent, ledger, kind):
+    """No ``cls``/``self`` in the recorded input, however the method is made (3.13 changed how
+    classmethod binds what it wraps): approvals and provenance see the same input everywhere."""
+    guardkit.use_agent(agent)
+    k = _kinds()[kind]
+    for call in (k.cls_above, k().cls_above, k.cls_below, k().cls_below, k.static, k().method):
+        assert _drive(call(1)) in (1, [1])
+    inputs = [(r["tool"], r["input"]) for r in ledger(agent, "action_requested")]
+    assert inputs == [
+        ("cls_above", {"n": 1}),
+        ("cls_above", {"n": 1}),
+        ("cls_below", {"n": 1}),
+        ("cls_below", {"n": 1}),
+        ("static", {"n": 1}),
+        ("method", {"n": 1}),
+    ]
+
+
 def test_bad_arguments_raise_type_error_before_any_request(agent, ledger):
     @guardkit.tool(guard=agent)
     def f(a: int) -> int:

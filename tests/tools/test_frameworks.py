@@ -81,20 +81,22 @@ def test_openai_agents_function_tool(agent, denying, ledger, calls):
     assert invoke(weather, '{"city": "Paris"}') == "sunny in Paris"
     assert ledger(agent, "action_requested")[-1]["input"] == {"city": "Paris"}
 
-    def denial_text(ctx: Any, error: Exception) -> str:
-        return error.message if isinstance(error, ToolDenied) else str(error)
+    openai_agents = importlib.import_module("guardkit.plugins.openai_agents")
 
-    @agents.function_tool(failure_error_function=denial_text)
+    @openai_agents.guard_tools
+    @agents.function_tool
     @guardkit.tool(guard=denying)
     def blocked(city: str) -> str:
         """Never runs."""
         calls(city)
         return city
 
-    # failure_error_function hands the model the seed's denial text instead of a generic error.
+    # guard_tools hands the call to the guarded tool, which asks once; its denial reaches the
+    # model as the seed's denial text instead of the SDK's generic error.
     answer = invoke(blocked, '{"city": "Rome"}')
     assert answer.startswith("Denied by the policy guard: tool 'blocked' is not allowed.")
     assert calls.count == 1
+    assert len(ledger(denying, "action_requested")) == 1
 
 
 def _mcp_server() -> Any:

@@ -1,0 +1,124 @@
+"""What ``GuardMiddleware`` asks the guard, written once as flows for sync and async agents.
+
+Each step is a ``guardkit.tools.flow`` generator: the middleware drives it with the agent's
+blocking calls (``invoke``) or its ``async`` twins (``ainvoke``), so the event loop never waits
+on the guard. Nothing here knows LangChain's types: decisions in, decisions and refusals out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from guardkit import ApprovalTimeout, GuardUnavailable, InvalidState
+from guardkit.decisions import Action, DecisionDict, Reason
+from guardkit.protocols import AgentGuard
+from guardkit.refusals import Refusal, refusal
+from guardkit.tools.flow import Flow, Op
+from guardkit.tools.pipeline import end_wait
+from guardkit.tools.turns import LLM_TURN
+
+__all__ = ["Asks", "CostFn", "denied", "refused"]
+
+#: Computes a tool call's charge from its arguments (never trust a cost the model states).
+CostFn = Callable[[Mapping[str, Any]], Any]
+#: The longest outcome detail sent to the guard (as guarded tools cut theirs).
+_DETAIL_MAX = 2000
+
+
+def denied(action_id: str, reason: Reason | None, fallback: str) -> DecisionDict:
+    """A denied decision for ``action_id`` (``reason``, or just ``fallback`` as its code)."""
+    return {"decision": "denied", "action_id": action_id, "reason": reason or {"code": fallback}}
+
+
+def refused(decision: DecisionDict) -> Refusal:
+    """The refusal of a decision that is not ``allowed`` (``pending_approval`` included)."""
+    found = refusal(denied(decision["action_id"], decision.get("reason"), decision["decision"]))
+    assert found is not None  # a denied decision always carries a refusal
+    return found
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Asks:
+    """The guard conversations of one middleware: its costs and how long to wait for a human."""
+
+    costs: Mapping[str, CostFn]
+    approval_timeout: float
+    poll: float
+
+    # -- model turns ------------------------------------------------------------------------------
+
+    def gate(self) -> Flow[DecisionDict | Refusal]:
+        """Request ``llm_turn``: the allowed decision, or the refusal that ends the run.
+
+        An unreachable guard refuses too (nothing may run unguarded); any other guard error
+        (an unknown agent, a bad token) is a misconfiguration and propagates.
+        """
+        try:
+            decision: DecisionDict = yield Op("request", (LLM_TURN, {}))
+        except GuardUnavailable as exc:
+            found = refusal(exc)
+            assert found is not None
+            return found
+        return decision if decision["decision"] == "allowed" else refused(decision)
+
+    def outcome(self, action_id: str, failure: str | None, detail: str = "") -> Flow[None]:
+        """Report an allowed action's one outcome: ``success`` (with ``detail``), or ``failure``
+        with why."""
+        # A monitor holding the operator side may already have recorded this action's outcome
+        # (``harmful`` for a call it blocked); and a graph node LangGraph runs again (a resumed
+        # tool) reports a second time: the first outcome stands.
+        with contextlib.suppress(InvalidState):
+            if failure is None:
+                yield Op("report", (action_id, "success", detail))
+            else:
+                yield Op("report", (action_id, "failure", failure[:_DETAIL_MAX]))
+
+    # -- tool calls -------------------------------------------------------------------------------
+
+    def cost(self, tool: str, args: Mapping[str, Any]) -> Any:
+        cost_fn = self.costs.get(tool)
+        return None if cost_fn is None else cost_fn(args)
+
+    def request(self, tool: str, args: Mapping[str, Any]) -> Flow[DecisionDict]:
+        decision: DecisionDict = yield Op("request", (tool, dict(args), self.cost(tool, args)))
+        return decision
+
+    def settle(self, agent: AgentGuard, decision: DecisionDict, span: Any) -> Flow[DecisionDict]:
+        """Wait in-process for a human when ``decision`` is pending: ``allowed`` or ``denied``.
+
+        After ``approval_timeout`` the action is withdrawn, so it ends denied in the ledger
+        (``approval_timeout``) unless a human approved it just in time.
+        """
+        if decision["decision"] != "pending_approval":
+            return decision
+        action_id = decision["action_id"]
+        try:
+            with span.approval_wait(action_id, self.approval_timeout) as waiting:
+                final = yield Op("wait_for_approval", (action_id, self.approval_timeout, self.poll))
+                waiting.status(final)
+        except ApprovalTimeout:
+            final, reason = yield from end_wait(agent, action_id, self.approval_timeout)
+            if final != "allowed":
+                return denied(action_id, reason, "approval_timeout")
+        if final == "allowed":
+            return {"decision": "allowed", "action_id": action_id}
+        return (yield from self.verdict(action_id))
+
+    def verdict(self, action_id: str) -> Flow[DecisionDict]:
+        """The decision an action ended with, as its record says (``allowed`` once approved)."""
+        action: Action = yield Op("action", (action_id,))
+        if action["status"] in ("allowed", "completed"):
+            return {"decision": "allowed", "action_id": action_id}
+        if action["status"] == "pending_approval":
+            return {"decision": "pending_approval", "action_id": action_id}
+        return denied(action_id, action["reason"], "rejected")
+
+    def verdicts(self, action_ids: Iterable[str]) -> Flow[dict[str, DecisionDict]]:
+        """``verdict`` of each action, by action id."""
+        found: dict[str, DecisionDict] = {}
+        for action_id in action_ids:
+            found[action_id] = yield from self.verdict(action_id)
+        return found

@@ -1,0 +1,127 @@
+"""One guarded ``tools/call``: ask the guard (waiting for a human if need be), report the outcome.
+
+The proxy and the server middleware share these steps. They are flows
+(``guardkit.tools.flow``), driven with the agent's ``async`` calls so a wait for an approval
+never blocks the event loop that serves other calls.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+
+from guardkit.decisions import Action, ActionStatusName, DecisionDict
+from guardkit.errors import ApprovalTimeout, GuardError
+from guardkit.protocols import AgentGuard
+from guardkit.refusals import Refusal, refusal
+from guardkit.tools.flow import Flow, Op, adrive
+from guardkit.tools.pipeline import end_wait
+
+__all__ = ["DEFAULT_CALLS", "CallPolicy", "ask", "error_result", "outcome", "refused", "report"]
+
+log = logging.getLogger("guardkit.mcp")
+#: Longest failure detail kept in the ledger (the tool's own error text, cut).
+_DETAIL_MAX = 500
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallPolicy:
+    """How a guarded call waits for a human."""
+
+    #: Seconds a ``pending_approval`` call waits before it is refused (``approval_timeout``).
+    approval_timeout: float = 300
+    #: Seconds between looks for an approval made in another process (the CLI, the console).
+    poll: float = 1.0
+
+
+#: Five minutes for a human, looked for every second.
+DEFAULT_CALLS = CallPolicy()
+
+
+def _ask(
+    agent: AgentGuard, tool: str, arguments: dict[str, Any], policy: CallPolicy
+) -> Flow[str | Refusal]:
+    decision: DecisionDict = yield Op("request", (tool, arguments))
+    action_id = decision["action_id"]
+    if decision["decision"] == "allowed":
+        return action_id
+    if decision["decision"] != "pending_approval":
+        found = refusal(decision)
+        assert found is not None
+        return found
+    try:
+        final: ActionStatusName = yield Op(
+            "wait_for_approval", (action_id, policy.approval_timeout, policy.poll)
+        )
+    except ApprovalTimeout:
+        final, reason = yield from end_wait(agent, action_id, policy.approval_timeout)
+        if final != "allowed":
+            return _denied(action_id, reason)
+    if final == "allowed":
+        return action_id
+    action: Action = yield Op("action", (action_id,))
+    return _denied(action_id, action["reason"] or {"code": "rejected"})
+
+
+def _denied(action_id: str, reason: Any) -> Refusal:
+    found = refusal({"decision": "denied", "action_id": action_id, "reason": reason})
+    assert found is not None
+    return found
+
+
+async def ask(
+    agent: AgentGuard, tool: str, arguments: dict[str, Any], policy: CallPolicy
+) -> str | CallToolResult:
+    """The allowed action's id, or the result to give the client instead of running the call."""
+    try:
+        answer = await adrive(_ask(agent, tool, arguments, policy), agent)
+    except GuardError as exc:
+        found = refusal(exc)
+        if found is not None:
+            return refused(found)
+        # The guard refused the request itself (bad input): nothing was recorded or run.
+        return error_result(f"Error: {exc.message}. Nothing was done.")
+    return answer if isinstance(answer, str) else refused(answer)
+
+
+def refused(found: Refusal) -> CallToolResult:
+    """A refusal as the client sees it: an error result with the sentence for the model."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=found.text)],
+        structured_content=dict(found.to_dict()),
+        is_error=True,
+    )
+
+
+def error_result(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def outcome(result: Any) -> tuple[str, str]:
+    """``(status, detail)`` to report for what a tool call returned (a model or a wire dict)."""
+    if isinstance(result, Mapping):
+        failed = bool(result.get("isError"))
+        content = result.get("content") or []
+        texts = [str(block.get("text", "")) for block in content if isinstance(block, Mapping)]
+    else:
+        failed = bool(getattr(result, "is_error", False))
+        texts = [str(getattr(block, "text", "")) for block in getattr(result, "content", [])]
+    if not failed:
+        return "success", ""
+    return "failure", ("isError: " + " ".join(t for t in texts if t))[:_DETAIL_MAX]
+
+
+async def report(agent: AgentGuard, action_id: str, status: str, detail: str) -> None:
+    """Report the call's one outcome; a guard that can't take it is logged, never raised."""
+    try:
+        await adrive(_report(action_id, status, detail), agent)
+    except GuardError as exc:
+        log.warning("could not report %s of %s: %s", status, action_id, exc.message)
+
+
+def _report(action_id: str, status: str, detail: str) -> Flow[None]:
+    yield Op("report", (action_id, status, detail))

@@ -1,0 +1,277 @@
+"""The guarding proxy: an MCP server that forwards to an upstream one, asking the guard first.
+
+::
+
+    upstream = StdioServerParameters(command="node", args=["server.js"])
+    async with GuardProxy(agent, upstream) as proxy:
+        await proxy.serve_stdio()        # or: await proxy.serve_http("127.0.0.1", 8765)
+
+Built on the SDK's low-level ``Server``: its handlers forward ``tools/list``, ``resources/*``,
+``prompts/*`` and ``completion/complete`` upstream unchanged (only those the upstream serves),
+and ``tools/call`` goes through the guard (``calls.ask``), then upstream, then ``report``.
+``notifications/*/list_changed`` and ``resources/updated`` from the upstream reach every client:
+on handshake-era connections as notifications, on 2026-era ones through
+``subscriptions/listen``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections import deque
+from enum import StrEnum
+from types import TracebackType
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server import InitializationOptions, NotificationOptions, Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
+from mcp.server.session import ServerSession
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ServerEvent,
+    ToolsListChanged,
+)
+from pydantic import BaseModel
+
+from guardkit.policy import Policy
+from guardkit.protocols import AgentGuard, KnowsPolicy
+
+from .calls import DEFAULT_CALLS, CallPolicy, ask, error_result, outcome, report
+from .schemas import ToolSchemas
+from .upstream import Target, Upstream
+
+__all__ = ["GuardProxy", "Unlisted"]
+
+log = logging.getLogger("guardkit.mcp")
+
+#: Handshake-era connections remembered for notifications (the oldest are dropped first).
+_MAX_SESSIONS = 1024
+
+
+class Unlisted(StrEnum):
+    """What clients see of upstream tools the agent's policy does not list."""
+
+    #: Left out of ``tools/list`` (the default): the model never sees a tool it may not use.
+    #: A client that calls one anyway is still asked about, and denied, by the guard.
+    HIDE = "hide"
+    #: Listed as the upstream lists them; every call is denied (``tool_not_allowed``).
+    DENY = "deny"
+
+
+class GuardProxy:
+    """An MCP server standing in front of ``upstream``, guarding every ``tools/call``.
+
+    ``agent`` is the one agent every call is requested as (a ``LocalAgent`` or an
+    ``AgentClient``). With ``Unlisted.HIDE`` only the tools of ``policy`` are listed (default:
+    the agent's own policy, when it can tell it: an ``AgentClient`` can't); with no policy known,
+    every tool is. ``call_timeout`` bounds each upstream request; one that runs out fails
+    (``failure``)::
+
+        async with GuardProxy(guard.agent("files-bot"), "http://127.0.0.1:9000/mcp") as proxy:
+            async with mcp.Client(proxy.server) as client:
+                await client.call_tool("read_file", {"path": "notes.txt"})
+    """
+
+    def __init__(
+        self,
+        agent: AgentGuard,
+        upstream: Target,
+        *,
+        unlisted: Unlisted = Unlisted.HIDE,
+        policy: Policy | None = None,
+        call_timeout: float | None = None,
+        calls: CallPolicy = DEFAULT_CALLS,
+        name: str = "guardkit-proxy",
+    ) -> None:
+        self.agent = agent
+        self.unlisted = Unlisted(unlisted)
+        self.calls = calls
+        self._policy = policy
+        self._allowed: frozenset[str] | None = None
+        self._upstream = Upstream(upstream, call_timeout=call_timeout, notify=self._relay)
+        self._schemas = ToolSchemas()
+        self._bus = InMemorySubscriptionBus()
+        self._sessions: deque[ServerSession] = deque(maxlen=_MAX_SESSIONS)
+        self._name = name
+        self._server: Server[Any] | None = None
+
+    @property
+    def server(self) -> Server[Any]:
+        """The SDK server clients talk to (serve it, or connect ``mcp.Client(proxy.server)``)."""
+        if self._server is None:
+            raise RuntimeError("enter the proxy first: async with GuardProxy(...) as proxy")
+        return self._server
+
+    async def __aenter__(self) -> GuardProxy:
+        policy = self._policy
+        if policy is None and isinstance(self.agent, KnowsPolicy):
+            policy = await anyio.to_thread.run_sync(self.agent.policy)
+        self._allowed = None if policy is None else frozenset(policy.tools)
+        await self._upstream.__aenter__()
+        self._server = self._build()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._upstream.__aexit__(exc_type, exc, tb)
+
+    # -- serving ----------------------------------------------------------------------------------
+
+    def initialization_options(self) -> InitializationOptions:
+        """What the proxy tells a handshake-era client it serves (the upstream's kinds)."""
+        caps = self._upstream.capabilities
+        return self.server.create_initialization_options(
+            NotificationOptions(
+                tools_changed=True,
+                prompts_changed=caps.prompts is not None,
+                resources_changed=caps.resources is not None,
+            )
+        )
+
+    async def serve_stdio(self) -> None:
+        """Serve one client over this process's stdin and stdout until it disconnects."""
+        async with stdio_server() as (read, write):
+            await self.server.run(read, write, self.initialization_options())
+
+    async def serve_http(self, host: str = "127.0.0.1", port: int = 8765) -> None:
+        """Serve streamable HTTP at ``http://HOST:PORT/mcp`` until interrupted."""
+        import uvicorn
+
+        app = self.server.streamable_http_app(host=host)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        server = uvicorn.Server(config)
+        async with anyio.create_task_group() as group:
+            group.start_soon(server.serve)
+            while not server.started:
+                await anyio.sleep(0.01)
+            bound = server.servers[0].sockets[0].getsockname()[1] if server.servers else port
+            # Scripts (and tests) read the address from here when they asked for port 0.
+            print(f"guardkit mcp proxy: serving http://{host}:{bound}/mcp", file=sys.stderr)
+            sys.stderr.flush()
+
+    # -- the server -------------------------------------------------------------------------------
+
+    def _build(self) -> Server[Any]:
+        caps = self._upstream.capabilities
+        forward = self._forward
+        handlers: dict[str, Any] = {
+            "on_list_tools": self._list_tools,
+            "on_call_tool": self._call_tool,
+            "on_subscriptions_listen": ListenHandler(self._bus),
+        }
+        if caps.resources is not None:
+            handlers["on_list_resources"] = forward(
+                types.ListResourcesRequest, types.ListResourcesResult
+            )
+            handlers["on_list_resource_templates"] = forward(
+                types.ListResourceTemplatesRequest, types.ListResourceTemplatesResult
+            )
+            handlers["on_read_resource"] = forward(
+                types.ReadResourceRequest, types.ReadResourceResult
+            )
+            if caps.resources.subscribe:
+                handlers["on_subscribe_resource"] = forward(
+                    types.SubscribeRequest, types.EmptyResult
+                )
+                handlers["on_unsubscribe_resource"] = forward(
+                    types.UnsubscribeRequest, types.EmptyResult
+                )
+        if caps.prompts is not None:
+            handlers["on_list_prompts"] = forward(types.ListPromptsRequest, types.ListPromptsResult)
+            handlers["on_get_prompt"] = forward(types.GetPromptRequest, types.GetPromptResult)
+        if caps.completions is not None:
+            handlers["on_completion"] = forward(types.CompleteRequest, types.CompleteResult)
+        server: Server[Any] = Server(self._name, **handlers)
+        server.middleware.append(self._remember)
+        return server
+
+    def _forward(self, request_type: type[Any], result_type: type[BaseModel]) -> Any:
+        upstream = self._upstream
+
+        async def handler(ctx: ServerRequestContext[Any], params: Any) -> BaseModel:
+            return await upstream.request(request_type(params=params), result_type)
+
+        return handler
+
+    async def _remember(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        # A handshake-era connection gets notifications on its own channel: keep its session.
+        if ctx.method == "notifications/initialized":
+            self._sessions.append(ctx.session)
+        return await call_next(ctx)
+
+    # -- tools ------------------------------------------------------------------------------------
+
+    async def _list_page(
+        self, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return await self._upstream.request(
+            types.ListToolsRequest(params=params), types.ListToolsResult
+        )
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        page = await self._list_page(params)
+        self._schemas.learn(page.tools)
+        if self.unlisted is Unlisted.DENY or self._allowed is None:
+            return page
+        allowed = self._allowed
+        return page.model_copy(update={"tools": [t for t in page.tools if t.name in allowed]})
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        arguments = params.arguments or {}
+        problem = await self._schemas.problem(self._list_page, params.name, arguments)
+        if problem is not None:
+            return error_result(
+                f"Error: invalid arguments for {params.name}: {problem}. Nothing was done; call "
+                "the tool again with arguments that match its schema."
+            )
+        answer = await ask(self.agent, params.name, dict(arguments), self.calls)
+        if isinstance(answer, types.CallToolResult):
+            return answer
+        try:
+            result = await self._upstream.call_tool(params)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await report(self.agent, answer, "failure", "cancelled by the client")
+            raise
+        except Exception as exc:  # noqa: BLE001 - any upstream failure is this call's failure
+            detail = f"{type(exc).__name__}: {exc}"
+            await report(self.agent, answer, "failure", detail)
+            return error_result(f"Error: the tool's server failed: {detail}")
+        await report(self.agent, answer, *outcome(result))
+        return result
+
+    # -- notifications from the upstream ----------------------------------------------------------
+
+    async def _relay(self, notification: types.ServerNotification) -> None:
+        event: ServerEvent
+        if isinstance(notification, types.ToolListChangedNotification):
+            self._schemas.forget()
+            event = ToolsListChanged()
+        elif isinstance(notification, types.PromptListChangedNotification):
+            event = PromptsListChanged()
+        elif isinstance(notification, types.ResourceListChangedNotification):
+            event = ResourcesListChanged()
+        elif isinstance(notification, types.ResourceUpdatedNotification):
+            event = ResourceUpdated(uri=str(notification.params.uri))
+        else:
+            return
+        await self._bus.publish(event)
+        for session in list(self._sessions):
+            await session.send_notification(notification)

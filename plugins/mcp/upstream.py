@@ -1,0 +1,233 @@
+"""The proxy's connection to its upstream MCP server: opened at start, reopened after it dies.
+
+One connection at a time, in its own task (anyio scopes must be left by the task that entered
+them). A stdio server that exits, or an HTTP session that ends, marks the connection dead when
+its stream ends; the next request opens a new one (a new subprocess), so one crash costs only
+the calls that were in flight. The upstream is spoken to in the handshake era (``initialize``),
+which every MCP server, in any language and of any spec revision, understands.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, TypeVar
+
+import anyio
+import anyio.abc
+from mcp import Client, StdioServerParameters, stdio_client
+from mcp.client.session import IncomingMessage
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server import Server
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+from mcp.types import (
+    CONNECTION_CLOSED,
+    CallToolRequest,
+    CallToolRequestParams,
+    CallToolResult,
+    ServerCapabilities,
+    ServerNotification,
+)
+from mcp.types import Request as McpRequest
+from pydantic import BaseModel
+
+__all__ = ["Target", "Upstream"]
+
+log = logging.getLogger("guardkit.mcp")
+
+#: What the proxy can stand in front of: a command to run (stdio), a streamable-HTTP URL, or a
+#: server object in this process (tests, docs).
+Target = StdioServerParameters | str | Server[Any] | MCPServer
+ResultT = TypeVar("ResultT", bound=BaseModel)
+Notify = Callable[[ServerNotification], Awaitable[None]]
+#: The prefix of the ``_meta`` keys MCP reserves for the protocol itself.
+_RESERVED = "io.modelcontextprotocol/"
+
+
+@dataclass(eq=False)
+class _Live:
+    """One open connection."""
+
+    client: Client | None = None
+    dead: bool = False
+    stop: anyio.Event = field(default_factory=anyio.Event)
+
+
+class _Watched:
+    """A transport's read stream that marks its connection dead when the stream ends."""
+
+    def __init__(self, inner: Any, live: _Live) -> None:
+        self._inner = inner
+        self._live = live
+
+    async def receive(self) -> SessionMessage | Exception:
+        try:
+            item: SessionMessage | Exception = await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._live.dead = True
+            raise
+        return item
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _Watched:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _Watched:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+@asynccontextmanager
+async def _watched(transport: AbstractAsyncContextManager[Any], live: _Live) -> AsyncIterator[Any]:
+    async with transport as (read, write):
+        yield _Watched(read, live), write
+
+
+class Upstream:
+    """The upstream server, reconnected on demand; use as ``async with Upstream(target):``."""
+
+    def __init__(
+        self, target: Target, *, call_timeout: float | None = None, notify: Notify | None = None
+    ) -> None:
+        self.target = target
+        #: Seconds one request may take upstream before it fails (``None``: no limit).
+        self.call_timeout = call_timeout
+        self._notify = notify
+        self._live: _Live | None = None
+        self._lock = anyio.Lock()
+        self._group: anyio.abc.TaskGroup | None = None
+        #: What the upstream said it serves when first connected.
+        self.capabilities = ServerCapabilities()
+
+    async def __aenter__(self) -> Upstream:
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        try:
+            # Connect now: a server that can't start fails the proxy at once, not its first call.
+            client = await self.client()
+        except Exception as exc:
+            await self._close()
+            raise ConnectionError(
+                f"could not start the upstream MCP server {_describe(self.target)}: "
+                f"{_leaf(exc)}; check the command after -- (or --upstream)"
+            ) from exc
+        except BaseException:
+            await self._close()
+            raise
+        self.capabilities = client.server_capabilities
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._close()
+
+    async def _close(self) -> None:
+        if self._live is not None:
+            self._live.stop.set()
+        assert self._group is not None
+        await self._group.__aexit__(None, None, None)
+
+    async def client(self) -> Client:
+        """The open connection, opening a new one if the last one died."""
+        async with self._lock:
+            live = self._live
+            if live is None or live.dead:
+                if live is not None:
+                    log.warning("upstream MCP server went away; starting it again")
+                    live.stop.set()
+                live = _Live()
+                assert self._group is not None
+                await self._group.start(self._run, live)
+                self._live = live
+            assert live.client is not None
+            return live.client
+
+    def _connection(self, live: _Live) -> Client:
+        target = self.target
+        if isinstance(target, StdioServerParameters):
+            transport: Any = _watched(stdio_client(target), live)
+        elif isinstance(target, str):
+            transport = _watched(streamable_http_client(target), live)
+        else:
+            transport = target
+        return Client(transport, mode="legacy", message_handler=self._on_message, cache=None)
+
+    async def _run(self, live: _Live, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        started = False
+        try:
+            async with self._connection(live) as client:
+                live.client = client
+                started = True
+                task_status.started()
+                await live.stop.wait()
+        except Exception:
+            if not started:
+                raise
+            # Closing a connection whose server already crashed may complain; nothing to save.
+            log.debug("upstream connection closed with an error", exc_info=True)
+        finally:
+            live.dead = True
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if self._notify is not None and not isinstance(message, Exception):
+            await self._notify(message)
+
+    async def call_tool(self, params: CallToolRequestParams) -> CallToolResult:
+        """Forward one ``tools/call`` as the client sent it."""
+        return await self.request(CallToolRequest(params=params), CallToolResult)
+
+    async def request(self, request: McpRequest[Any, Any], result_type: type[ResultT]) -> ResultT:
+        """Send ``request`` upstream and return its typed result (raises ``MCPError``)."""
+        client = await self.client()
+        live = self._live
+        params = getattr(request, "params", None)
+        if params is not None and params.meta:
+            request = request.model_copy(update={"params": _without_envelope(params)})
+        try:
+            return await client.session.send_request(
+                request, result_type, request_read_timeout_seconds=self.call_timeout
+            )
+        except MCPError as exc:
+            if exc.error.code == CONNECTION_CLOSED and live is not None:
+                live.dead = True
+            raise
+
+
+def _without_envelope(params: Any) -> Any:
+    # A 2026-era client's requests carry its protocol envelope in ``_meta`` (version, client info
+    # and capabilities); the upstream connection has its own era and refuses a foreign envelope.
+    # The rest of ``_meta`` (a progress token, the client's own keys) goes through.
+    kept = {k: v for k, v in params.meta.items() if not k.startswith(_RESERVED)}
+    return params.model_copy(update={"meta": kept or None})
+
+
+def _describe(target: Target) -> str:
+    if isinstance(target, StdioServerParameters):
+        return " ".join([target.command, *target.args])
+    return target if isinstance(target, str) else type(target).__name__
+
+
+def _leaf(exc: BaseException) -> str:
+    # anyio wraps a failed start in exception groups: name the first real error.
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,111 @@
+"""What the integration asks the guard, written once as flows, and calls asked for but not run yet.
+
+The flows are driven with ``adrive`` (the SDK is async): an agent guard's ``async`` API is
+awaited, any other agent guard is called in a worker thread, so the event loop never waits on a
+store, the network or a human.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from typing import Any
+
+from guardkit.decisions import Action, DecisionDict
+from guardkit.errors import ApprovalTimeout, GuardError, TurnDenied
+from guardkit.protocols import AgentGuard
+from guardkit.refusals import Refusal, refusal
+from guardkit.tools.flow import Flow, Op
+from guardkit.tools.pipeline import end_wait
+from guardkit.tools.turns import LLM_TURN
+
+__all__ = ["arguments", "ask", "recall", "remember", "report", "still_allowed", "turn"]
+
+
+def turn() -> Flow[DecisionDict]:
+    """Request ``llm_turn``; a refusal raises ``TurnDenied``."""
+    decision: DecisionDict = yield Op("request", (LLM_TURN, {}))
+    if decision["decision"] != "allowed":
+        raise TurnDenied(decision["action_id"], decision.get("reason") or {"code": "denied"})
+    return decision
+
+
+def report(action_id: str, status: str, detail: str = "") -> Flow[None]:
+    yield Op("report", (action_id, status, detail[:2000]))
+
+
+def ask(
+    agent: AgentGuard, tool: str, args: dict[str, Any], cost: Any, timeout: float, poll: float
+) -> Flow[str | Refusal]:
+    """Request the call and wait for a human if need be: the allowed action id, or the refusal."""
+    try:
+        decision: DecisionDict = yield Op("request", (tool, args, cost))
+        if decision["decision"] == "pending_approval":
+            decision = yield from _wait(agent, decision["action_id"], timeout, poll)
+    except GuardError as exc:
+        found = refusal(exc)  # the guard could not be reached: nothing runs
+        if found is None:
+            raise
+        return found
+    found = refusal(decision)
+    return decision["action_id"] if found is None else found
+
+
+def _wait(agent: AgentGuard, action_id: str, timeout: float, poll: float) -> Flow[DecisionDict]:
+    """A human's answer to a pending call; after ``timeout`` the action is withdrawn (denied)."""
+    try:
+        final = yield Op("wait_for_approval", (action_id, timeout, poll))
+    except ApprovalTimeout:
+        final, reason = yield from end_wait(agent, action_id, timeout)
+        if final != "allowed":
+            return {"decision": "denied", "action_id": action_id, "reason": reason}
+    if final == "allowed":
+        return {"decision": "allowed", "action_id": action_id}
+    action: Action = yield Op("action", (action_id,))
+    reason = action["reason"] or {"code": "rejected"}
+    return {"decision": "denied", "action_id": action_id, "reason": reason}
+
+
+def still_allowed(action_id: str, tool: str, args: dict[str, Any]) -> Flow[bool]:
+    """Whether an action approved earlier may run this call: allowed, same tool and input."""
+    action: Action = yield Op("action", (action_id,))
+    return action["status"] == "allowed" and action["tool"] == tool and action["input"] == args
+
+
+def arguments(text: str, tool: str) -> dict[str, Any] | str:
+    """The call's JSON arguments, or what to tell the model when they are not a JSON object.
+
+    Such a call is never requested: there is nothing the guard could decide on.
+    """
+    try:
+        value = json.loads(text) if text.strip() else {}
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        return value
+    return (
+        f"Error: the arguments for {tool} are not a JSON object. Nothing was done; call the tool "
+        "again with arguments that match its schema."
+    )
+
+
+#: Calls that were asked for while their tool could not run yet, because the SDK paused the run
+#: for its own approval: ``(agent_id, call_id) -> (tool, arguments, action_id)``. When the run
+#: resumes in this process the approved action is reused instead of asking again. Bounded: a
+#: forgotten entry only means the call is requested again.
+_waiting: OrderedDict[tuple[str, str], tuple[str, str, str]] = OrderedDict()
+_WAITING_MAX = 1024
+
+
+def remember(agent: AgentGuard, call_id: str, tool: str, text: str, action_id: str) -> None:
+    _waiting[(agent.agent_id, call_id)] = (tool, text, action_id)
+    while len(_waiting) > _WAITING_MAX:
+        _waiting.popitem(last=False)
+
+
+def recall(agent: AgentGuard, call_id: str, tool: str, text: str) -> str | None:
+    """The action remembered for this very call (same tool and arguments), taken once."""
+    entry = _waiting.pop((agent.agent_id, call_id), None)
+    if entry is None or entry[:2] != (tool, text):
+        return None
+    return entry[2]
