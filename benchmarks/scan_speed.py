@@ -154,6 +154,23 @@ def main() -> None:
             print(f"{name:48} {status:>22}")
         else:
             print(f"{name:48} {seconds:9.2f} {counted / seconds:12,.0f}")
+    print_ratios({name: seconds for name, seconds, _ in rows})
+
+
+def print_ratios(seconds: dict[str, float | None]) -> None:
+    """The targets of docs/scan.md, as ratios measured in this run (so machine load cancels)."""
+    semgrep = seconds.get("semgrep, one rule, --jobs 2")
+    parse = seconds.get("stdlib ast.parse, all files (in-process)")
+    print()
+    for jobs in (1, 2):
+        cold = seconds.get(f"guardkit scan --jobs {jobs} (cold cache)")
+        warm = seconds.get(f"guardkit scan --jobs {jobs} (warm cache)")
+        if cold and semgrep:
+            print(f"semgrep / guardkit cold --jobs {jobs}: {semgrep / cold:5.1f}x (target >= 3)")
+        if cold and parse:
+            print(f"guardkit cold --jobs {jobs} / ast.parse of the tree: {cold / parse:5.2f}")
+        if warm is not None:
+            print(f"guardkit warm --jobs {jobs}: {warm:.2f} s (target < 1 s)")
 
 
 if __name__ == "__main__":

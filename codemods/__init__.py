@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import Config, find_pyproject, load_config
 from .findings import FileResult, Finding
+from .modules import is_test_path
 from .rules import RULES
 from .runner import discover, scan_paths
 
@@ -25,6 +26,7 @@ __all__ = [
     "FileResult",
     "FixResult",
     "Config",
+    "is_test_path",
     "RULES",
     "TRANSFORMS",
 ]
@@ -51,20 +53,33 @@ def _config(paths: list[str], config: Config | None) -> Config:
 
 
 def scan(
-    paths: list[str] | str, *, config: Config | None = None, jobs: int = 1
+    paths: list[str] | str,
+    *,
+    config: Config | None = None,
+    jobs: int = 1,
+    include_tests: bool = False,
 ) -> list[FileResult]:
-    """Scan files and folders (no cache); configuration from the nearest ``pyproject.toml``."""
+    """Scan files and folders as one project (no cache); configuration from the nearest
+    ``pyproject.toml``; test code only with ``include_tests``."""
     targets = [paths] if isinstance(paths, str) else list(paths)
     resolved = _config(targets, config)
-    return scan_paths(discover(targets, resolved.exclude), resolved, jobs=jobs)
+    files = discover(targets, resolved.exclude, include_tests=include_tests)
+    return scan_paths(files, resolved, jobs=jobs)
 
 
 def fix(
-    paths: list[str] | str, *, write: bool = False, config: Config | None = None, jobs: int = 1
+    paths: list[str] | str,
+    *,
+    write: bool = False,
+    config: Config | None = None,
+    jobs: int = 1,
+    include_tests: bool = False,
 ) -> list[FixResult]:
-    """Apply the codemods; with ``write`` changed files are rewritten in place."""
+    """Apply the codemods; with ``write`` changed files are rewritten in place. (The CLI's
+    ``fix --write`` also adds the dependency and the policy skeleton: ``fix_report``.)"""
     from .fixer import fix_paths
 
     targets = [paths] if isinstance(paths, str) else list(paths)
     resolved = _config(targets, config)
-    return fix_paths(discover(targets, resolved.exclude), resolved, jobs=jobs, write=write)
+    files = discover(targets, resolved.exclude, include_tests=include_tests)
+    return fix_paths(files, resolved, jobs=jobs, write=write)

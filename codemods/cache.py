@@ -1,9 +1,11 @@
-"""A content-hash cache of scan results, so an unchanged file is never parsed twice.
+"""A content-hash cache of scan records, so an unchanged file is never parsed twice.
 
 One JSON file per cache directory holds, for each absolute path, its ``(mtime_ns, size)``, the
-BLAKE2 digest of its bytes and its result. A file whose stat is unchanged is not even read; one
-whose stat changed but whose digest matches is not parsed. The cache is dropped whole when the
-analysis sources (hashed at import) or the configuration's fingerprint change.
+BLAKE2 digest of its bytes and its record: result, summary for the project index, and the digest
+of the environment it was analysed in (the runner re-analyses it when the project gives it a
+different one). A file whose stat is unchanged is not even read; one whose stat changed but
+whose digest matches is not parsed. The cache is dropped whole when the analysis sources (hashed
+at import) or the configuration's fingerprint change.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .findings import FileResult
+
+if TYPE_CHECKING:
+    from .runner import Record
 
 __all__ = ["ANALYZER_VERSION", "ScanCache", "digest"]
 
@@ -26,7 +31,7 @@ _HERE = Path(__file__).resolve().parent
 def _analyzer_version() -> str:
     """A digest of the analysis sources: any change to the rules invalidates every cache."""
     sources = sorted([*_HERE.glob("analysis/*.py"), *_HERE.glob("rules/*.py")])
-    sources += [_HERE / "engine.py", _HERE / "suppress.py", _HERE / "findings.py"]
+    sources += [_HERE / n for n in ("scanner.py", "suppress.py", "findings.py", "modules.py")]
     return digest(b"".join(p.read_bytes() for p in sources))
 
 
@@ -44,32 +49,42 @@ class ScanCache:
         self.directory = directory
         self.salt = f"{ANALYZER_VERSION}:{salt}"
         self.entries: dict[str, list[Any]] = {}
+        #: a digest of every file's content at the end of the last complete run
+        self.project = ""
         self.dirty = False
         if directory is not None:
             with contextlib.suppress(OSError, ValueError):
                 data = json.loads((directory / _FILE).read_text())
                 if data.get("salt") == self.salt:
                     self.entries = data["entries"]
+                    self.project = data.get("project", "")
 
-    def by_stat(self, path: str, stat: os.stat_result) -> FileResult | None:
+    def by_stat(self, path: str, stat: os.stat_result) -> Record | None:
         entry = self.entries.get(path)
         if entry and entry[0] == stat.st_mtime_ns and entry[1] == stat.st_size:
-            return self._result(path, entry[3])
+            return self._record(path, entry)
         return None
 
-    def by_digest(self, path: str, stat: os.stat_result, hexdigest: str) -> FileResult | None:
+    def by_digest(self, path: str, stat: os.stat_result, hexdigest: str) -> Record | None:
         entry = self.entries.get(path)
         if entry and entry[2] == hexdigest:
             entry[0], entry[1] = stat.st_mtime_ns, stat.st_size
             self.dirty = True
-            return self._result(path, entry[3])
+            return self._record(path, entry)
         return None
 
-    def store(self, result: FileResult, stat: os.stat_result, hexdigest: str) -> None:
+    def fingerprint(self, paths: list[str]) -> str:
+        """A digest of the cached content digests of ``paths`` (empty if one is missing)."""
+        digests = [self.entries[p][2] if p in self.entries else "" for p in paths]
+        return "" if "" in digests else digest("\0".join([*paths, *digests]).encode())
+
+    def store(self, record: Record, stat: os.stat_result) -> None:
+        result = record.result
         if result.error is not None and result.error.startswith("internal"):
             return
-        payload = result.to_dict() if (result.findings or result.error) else None
-        self.entries[result.path] = [stat.st_mtime_ns, stat.st_size, hexdigest, payload]
+        payload = result.to_dict() if (result.findings or result.error or result.skipped) else None
+        entry = [stat.st_mtime_ns, stat.st_size, record.digest, payload, record.summary]
+        self.entries[result.path] = [*entry, record.env]
         self.dirty = True
 
     def save(self) -> None:
@@ -81,11 +96,17 @@ class ScanCache:
             if not ignore.exists():
                 ignore.write_text("# created by guardkit scan\n*\n")
             tmp = self.directory / f"{_FILE}.{os.getpid()}.tmp"
-            tmp.write_text(json.dumps({"salt": self.salt, "entries": self.entries}))
+            data = {"salt": self.salt, "project": self.project, "entries": self.entries}
+            tmp.write_text(json.dumps(data))
             tmp.replace(self.directory / _FILE)
 
     @staticmethod
-    def _result(path: str, payload: dict[str, Any] | None) -> FileResult:
+    def _record(path: str, entry: list[Any]) -> Record:
+        from .runner import Record
+
+        payload = entry[3]
         if payload is None:
-            return FileResult(path=path, cached=True)
-        return FileResult.from_dict({**payload, "path": path}, cached=True)
+            result = FileResult(path=path, cached=True)
+        else:
+            result = FileResult.from_dict({**payload, "path": path}, cached=True)
+        return Record(result, entry[4], entry[5], entry[2])

@@ -58,11 +58,11 @@ def _load(
     )
 
 
-def _files(paths: tuple[str, ...], config: Config) -> list[str]:
+def _files(paths: tuple[str, ...], config: Config, include_tests: bool) -> list[str]:
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         raise click.UsageError(f"no such file or directory: {', '.join(missing)}")
-    return discover(paths or (".",), config.exclude)
+    return discover(paths or (".",), config.exclude, include_tests=include_tests)
 
 
 @contextmanager
@@ -113,6 +113,11 @@ _common = [
     click.option("--ignore", multiple=True, help="Skip these rule ids or prefixes."),
     click.option("--config", "config_file", type=click.Path(dir_okay=False), help="pyproject.toml"),
     click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, help="Workers; 0: CPUs."),
+    click.option(
+        "--include-tests",
+        is_flag=True,
+        help="Also analyse test code (test_*.py, *_test.py, conftest.py, tests/ folders).",
+    ),
 ]
 
 
@@ -143,6 +148,7 @@ def scan(
     ignore: tuple[str, ...],
     config_file: str | None,
     jobs: int,
+    include_tests: bool,
     fmt: str,
     output: IO[str],
     no_cache: bool,
@@ -151,7 +157,7 @@ def scan(
 ) -> None:
     """Find unbounded model loops, ungated model calls and unguarded tools."""
     config = _load(paths, config_file, _split(select), _split(ignore))
-    files = _files(paths, config)
+    files = _files(paths, config, include_tests)
     cache = None if no_cache else ScanCache(Path(cache_dir), config.fingerprint())
     with _progress(len(files), not no_progress) as progress:
         results = scan_paths(files, config, jobs=jobs, cache=cache, progress=progress)
@@ -165,17 +171,25 @@ def scan(
 @_with_common
 @click.option("--diff/--write", default=True, help="Show a diff (default) or rewrite files.")
 @click.option("--max-turns", type=click.IntRange(min=1), default=None, help="Loop bound to insert.")
+@click.option(
+    "--no-dependency", is_flag=True, help="Do not add guardkit to the project's dependencies."
+)
 def fix(
     paths: tuple[str, ...],
     select: tuple[str, ...],
     ignore: tuple[str, ...],
     config_file: str | None,
     jobs: int,
+    include_tests: bool,
     diff: bool,
     max_turns: int | None,
+    no_dependency: bool,
 ) -> None:
-    """Insert guards: @guardkit.tool(), llm_turn gates and turn counters."""
+    """Insert guards: @guardkit.tool(), model_turn() gates and turn limits; with --write, also
+    add guardkit to the dependencies and write a policy skeleton."""
+    from .fix_report import finish, project_root
     from .fixer import fix_paths, unified_diff
+    from .import_style import ImportStyle
 
     config = _load(paths, config_file, _split(select), _split(ignore))
     if max_turns is not None:
@@ -186,7 +200,10 @@ def fix(
             max_turns=max_turns,
             catalog=config.catalog,
         )
-    results = fix_paths(_files(paths, config), config, jobs=jobs, write=not diff)
+    root = project_root(paths, config_file)
+    files = _files(paths, config, include_tests)
+    style = ImportStyle.load(root)
+    results = fix_paths(files, config, jobs=jobs, write=not diff, style=style)
     changed = [r for r in results if r.changed]
     for result in results:
         if result.error:
@@ -195,6 +212,15 @@ def fix(
             click.echo(unified_diff(result), nl=False)
     verb = "would change" if diff else "changed"
     click.echo(f"guardkit fix {verb} {len(changed)} of {len(results)} files.", err=True)
+    echo = lambda text: click.echo(text, err=True)  # noqa: E731
+    finish(
+        results,
+        root,
+        write=not diff,
+        dependency=not no_dependency,
+        max_turns=config.max_turns,
+        echo=echo,
+    )
     if any(r.error for r in results):
         sys.exit(2)
     sys.exit(1 if diff and changed else 0)

@@ -9,6 +9,7 @@ Recognised keys (all optional)::
     max-turns = 25                   # the bound BoundModelLoops inserts
     model-functions = ["mycorp.llm.complete"]
     tool-decorators = ["mycorp.agents.expose"]
+    gates = ["mycorp.guard.Middleware"]   # objects that gate an agent's turns and tools
 
     [tool.guardkit.model-clients]    # constructor -> kind (anthropic, openai, langchain, ...)
     "mycorp.llm.Client" = "openai"
@@ -55,6 +56,7 @@ class Config:
             sorted((k, list(v)) for k, v in cat.methods.items()),
             sorted(cat.functions),
             sorted(cat.tool_decorators),
+            sorted(cat.gates),
         ]
         return hashlib.sha1(json.dumps(data).encode(), usedforsecurity=False).hexdigest()[:16]
 
@@ -89,6 +91,7 @@ def config_from_table(raw: dict[str, Any]) -> Config:
         methods={str(k): [str(m) for m in v] for k, v in methods.items()},
         functions=_strings(raw, "model-functions"),
         tool_decorators=_strings(raw, "tool-decorators"),
+        gates=_strings(raw, "gates"),
     )
     max_turns = raw.get("max-turns", 25)
     if not isinstance(max_turns, int) or max_turns < 1:

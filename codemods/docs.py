@@ -1,4 +1,9 @@
-"""Render ``docs/rules.md`` from the rule classes (``python -m guardkit.codemods.docs``)."""
+"""Render ``docs/rules.md`` from the rule classes (``python -m guardkit.codemods.docs``).
+
+Each rule gets the sections of ruff's rule pages: what it flags and why, an example, what to
+use instead, how it is fixed (with the example's fixed form when a codemod fixes it), and its
+known limits.
+"""
 
 from __future__ import annotations
 
@@ -8,18 +13,25 @@ from .testing import dedent
 __all__ = ["render_rules"]
 
 
-def _example(title: str, code: str) -> list[str]:
-    return [f"{title}:", "", "```python", dedent(code).rstrip(), "```", ""]
+def _code(code: str) -> list[str]:
+    return ["```python", dedent(code).rstrip(), "```", ""]
 
 
 def _rule(rule: type[Rule]) -> list[str]:
-    fixer = f"`guardkit fix` ({rule.FIXED_BY})" if rule.FIXED_BY else "none (manual)"
-    lines = [f"## {rule.ID} {rule.name()}", "", rule.EXPLANATION, "", f"**Fix:** {rule.FIX}", ""]
-    lines += [f"**Automatic fix:** {fixer}", ""]
+    lines = [f"## {rule.ID} {rule.name()}", "", f"**{rule.title()}.** {rule.EXPLANATION}", ""]
     if rule.INVALID:
-        lines += _example("Flagged", rule.INVALID[0].code)
-    if rule.VALID:
-        lines += _example("Not flagged", rule.VALID[0].code)
+        lines += ["### Example", "", *_code(rule.INVALID[0].code)]
+    lines += ["Use instead:", "", *_code(rule.USE_INSTEAD)]
+    lines += ["### Fix", "", rule.FIX, ""]
+    fixed = next((e for e in rule.INVALID if e.expected_fix is not None), None)
+    if rule.FIXED_BY is None:
+        lines += ["No automatic fix.", ""]
+    else:
+        lines += [f"Automatic fix: `guardkit fix` ({rule.FIXED_BY}).", ""]
+        if fixed is not None:
+            lines += ["`guardkit fix` turns", "", *_code(fixed.code), "into", ""]
+            lines += _code(fixed.expected_fix or "")
+    lines += ["### Known limits", "", rule.LIMITS, ""]
     return lines
 
 

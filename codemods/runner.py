@@ -1,83 +1,297 @@
-"""Scan many files: discover, consult the cache, analyse the rest in parallel, keep going on errors.
+"""Scan a project: discover, consult the cache, analyse the rest in parallel, resolve the
+project index, re-analyse the modules whose environment it changed; keep going on errors.
 
-``scan_paths`` returns one ``FileResult`` per file, in path order. It never raises for a bad file.
+Three phases (see ``docs/scan.md``): (1) every file that passes the textual prefilter is
+analysed on its own, giving its findings and its summary; modules the summaries point to (tools
+handed over, functions called in loops) are then analysed too, even without a prefilter match;
+(2) the project index resolves the summaries across files; (3) a module whose environment
+differs from the one it was analysed in is analysed again. Every step is cached per file by
+content hash and environment digest, so a warm run reads no file and re-analyses nothing.
+``scan_paths`` returns one ``FileResult`` per file, in path order, and never raises for a bad
+file.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fnmatch import fnmatch
 from functools import partial
 from pathlib import Path
 
+from .analysis.project import Env, ProjectIndex
+from .analysis.summary import Summary
 from .cache import ScanCache, digest
 from .config import Config
-from .engine import scan_source
 from .findings import FileResult
+from .modules import TEST_DIRS, is_test_path, module_name
+from .scanner import analyse_source
 
-__all__ = ["discover", "scan_paths"]
+__all__ = ["Record", "discover", "project_envs", "scan_paths"]
 
 _SKIP_DIRS = {"__pycache__", "node_modules"}
 _PARALLEL_MIN = 64
+_ROUNDS = 3
 Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One file's analysis: its result, its summary (``None`` when not analysed) and the
+    digest of the environment it was analysed in."""
+
+    result: FileResult
+    summary: Summary | None = None
+    env: str = ""
+    digest: str = ""
 
 
 def _excluded(path: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch(path, p) or fnmatch(os.path.basename(path), p) for p in patterns)
 
 
-def discover(paths: Iterable[str], exclude: tuple[str, ...] = ()) -> list[str]:
-    """Python files under ``paths`` (hidden and build folders skipped), sorted, de-duplicated."""
+def discover(
+    paths: Iterable[str], exclude: tuple[str, ...] = (), *, include_tests: bool = False
+) -> list[str]:
+    """Python files under ``paths`` (hidden and build folders skipped, test code too unless
+    ``include_tests``; see ``modules.is_test_path``), sorted, de-duplicated. A file named
+    explicitly is always kept."""
     found: set[str] = set()
     for root in paths:
         if os.path.isfile(root):
             found.add(os.path.abspath(root))
             continue
+        skip = _SKIP_DIRS if include_tests else _SKIP_DIRS | TEST_DIRS
         for folder, dirs, files in os.walk(root):
-            dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS]
+            # pruning test folders here is is_test_path's folder rule, without a call per file
+            dirs[:] = [d for d in dirs if not d.startswith(".") and d not in skip]
             for name in files:
-                if name.endswith(".py"):
+                if name.endswith(".py") and (include_tests or not is_test_path(name)):
                     found.add(os.path.abspath(os.path.join(folder, name)))
     return sorted(p for p in found if not _excluded(p, exclude))
 
 
-def _scan_data(path: str, data: bytes, config: Config) -> FileResult:
-    try:
-        return scan_source(data, path, config)
-    except Exception as exc:  # noqa: BLE001 - one file's crash must not stop the run
-        return FileResult(path=path, error=f"internal error: {type(exc).__name__}: {exc}")
+Task = tuple[str, str, bool, Env | None]
 
 
-def _work(config: Config, path: str) -> tuple[FileResult, str]:
+def _work(config: Config, task: Task) -> tuple[Record, os.stat_result | None]:
+    path, name, force, env = task
     try:
         data = Path(path).read_bytes()
+        stat = os.stat(path)
     except OSError as exc:
-        return FileResult(path=path, error=f"cannot read: {exc.strerror or exc}"), ""
-    return _scan_data(path, data, config), digest(data)
+        return Record(FileResult(path=path, error=f"cannot read: {exc.strerror or exc}")), None
+    try:
+        result, summary, env_digest = analyse_source(
+            data, path, config, name=name, env=env, force=force
+        )
+    except Exception as exc:  # noqa: BLE001 - one file's crash must not stop the run
+        result = FileResult(path=path, error=f"internal error: {type(exc).__name__}: {exc}")
+        summary, env_digest = None, ""
+    return Record(result, summary, env_digest, digest(data)), stat
 
 
-def _analyse(paths: list[str], config: Config, jobs: int) -> Iterator[tuple[FileResult, str]]:
+def _analyse(
+    tasks: list[Task], config: Config, jobs: int
+) -> Iterator[tuple[Record, os.stat_result | None]]:
     work = partial(_work, config)
-    if jobs <= 1 or len(paths) < _PARALLEL_MIN:
-        yield from map(work, paths)
+    if jobs <= 1 or len(tasks) < _PARALLEL_MIN:
+        yield from map(work, tasks)
         return
-    chunk = max(1, min(64, len(paths) // (jobs * 8)))
+    chunk = max(1, min(64, len(tasks) // (jobs * 8)))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(work, paths, chunksize=chunk)
+        yield from pool.map(work, tasks, chunksize=chunk)
 
 
-def _cached(cache: ScanCache, path: str, stat: os.stat_result) -> FileResult | None:
-    """A stat hit, or (for a touched file the cache knows) a digest hit."""
-    hit = cache.by_stat(path, stat)
-    if hit is None and path in cache.entries:
+def _demanded(records: dict[str, Record], forced: set[str]) -> set[str]:
+    """Qualified names the summaries point to: tools handed to a model (and the collections
+    that list them), and functions of the same top-level package called in loops (where a
+    bound may be enforced)."""
+    wanted: set[str] = set()
+    for path, record in records.items():
+        summary = record.summary
+        if summary is None:
+            continue
+        wanted.update(summary["tools"])
+        root = summary["module"].partition(".")[0]
+        for ref in summary["looped"]:
+            name = ref.rpartition(":")[2]
+            if name.partition(".")[0] == root:
+                wanted.add(name)
+        if path in forced:
+            wanted.update(n for names in summary["collections"].values() for n in names)
+    return {name.rpartition(":")[2] for name in wanted}
+
+
+def importing(words: list[str]) -> re.Pattern[bytes]:
+    """An ``import``/``from`` line that names one of ``words`` (module names)."""
+    names = b"|".join(re.escape(w.encode()) for w in words)
+    return re.compile(rb"(?m)^[ \t]*(?:from|import)[ \t][^\n]*\b(?:" + names + rb")\b")
+
+
+def _module_of(qualname: str, modules: set[str]) -> str:
+    """The module among ``modules`` that defines ``qualname`` (empty when none does)."""
+    head = qualname
+    while head and head not in modules:
+        head = head.rpartition(".")[0]
+    return head
+
+
+def _parents(module: str) -> list[str]:
+    """``a.b.c`` -> ``["a.b", "a"]``: the packages whose ``__init__`` holds the module."""
+    parts = module.split(".")
+    return [".".join(parts[:n]) for n in range(len(parts) - 1, 0, -1)]
+
+
+def _modules_of(names: set[str], by_module: dict[str, str]) -> set[str]:
+    found: set[str] = set()
+    for name in names:
+        head = name
+        while head:
+            if head in by_module:
+                found.add(by_module[head])
+                break
+            head = head.rpartition(".")[0]
+    return found
+
+
+class _Run:
+    """The state of one scan: records by path, cache and progress."""
+
+    def __init__(self, files: list[str], config: Config, jobs: int, cache: ScanCache | None):
+        self.config = replace(config, select=(), ignore=())
+        self.jobs = jobs
+        self.cache = cache
+        self.names = {path: module_name(path) for path in files}
+        self.records: dict[str, Record] = {}
+        self._backward_done: set[str] = set()
+
+    def run(self, tasks: list[Task], progress: Progress | None = None) -> None:
+        for done, (record, stat) in enumerate(_analyse(tasks, self.config, self.jobs), 1):
+            path = record.result.path
+            self.records[path] = record
+            if self.cache is not None and stat is not None and record.digest:
+                self.cache.store(record, stat)
+            if progress is not None:
+                progress(done, len(tasks))
+
+    def lookup(self, path: str) -> Record | None:
+        if self.cache is None:
+            return None
         try:
-            hit = cache.by_digest(path, stat, digest(Path(path).read_bytes()))
+            stat = os.stat(path)
         except OSError:
             return None
-    return hit
+        hit = self.cache.by_stat(path, stat)
+        if hit is None and path in self.cache.entries:
+            try:
+                hit = self.cache.by_digest(path, stat, digest(Path(path).read_bytes()))
+            except OSError:
+                return None
+        return hit
+
+    def first_phase(self, files: list[str], progress: Progress | None) -> None:
+        pending: list[Task] = []
+        for path in files:
+            hit = self.lookup(path)
+            if hit is None:
+                pending.append((path, self.names[path], False, None))
+            else:
+                self.records[path] = hit
+        self.run(pending, progress)
+
+    def expand(self, files: list[str]) -> None:
+        """Analyse the modules the summaries point to (forward: tools, loop callees), then the
+        modules of the same top-level package that import a module reaching a model
+        (backward: loops that call into it), a few rounds each."""
+        by_module: dict[str, str] = {}
+        for path in files:
+            by_module.setdefault(self.names[path], path)
+        forced: set[str] = set()
+        for _ in range(_ROUNDS):
+            wanted = _modules_of(_demanded(self.records, forced), by_module)
+            todo = [p for p in sorted(wanted) if self.records[p].result.skipped]
+            todo += self._importers_of_model_modules(files, by_module)
+            if not todo:
+                return
+            forced.update(todo)
+            self.run([(p, self.names[p], True, None) for p in sorted(set(todo))])
+
+    def _importers_of_model_modules(self, files: list[str], by_module: dict[str, str]) -> list[str]:
+        """Files of the same top-level package that import a module, function or class that
+        reaches a model (a protocol or base class counts when an implementation does), and the
+        package ``__init__`` modules above such a module (where protocols usually live)."""
+        summaries = [r.summary for r in self.records.values() if r.summary is not None]
+        index = ProjectIndex(summaries)
+        names = set(index.model)
+        for cls, facts in index.classes.items():
+            if any(index.methods_of(cls, m, dynamic=True) & index.model for m in facts["methods"]):
+                names.add(f"{cls}.__class__")
+        known = {r.summary["module"] for r in self.records.values() if r.summary is not None}
+        modules = {_module_of(q, known) for q in names} - {""}
+        targets = modules - self._backward_done
+        self._backward_done.update(targets)
+        if not targets:
+            return []
+        found = [
+            by_module[parent]
+            for m in targets
+            for parent in _parents(m)
+            if parent in by_module and self.records[by_module[parent]].result.skipped
+        ]
+        words = {m.rpartition(".")[2] for m in targets}
+        words |= {q.split(".")[-2] if q.endswith(".__class__") else "" for q in names}
+        words |= {q.rpartition(".")[2] for q in names if q.rpartition(".")[0] in modules}
+        pattern = importing(sorted(w for w in words - {"", "__class__"} if w.isidentifier()))
+        roots = {m.partition(".")[0] for m in targets}
+        for path in files:
+            name = self.names[path]
+            if name.partition(".")[0] not in roots or not self.records[path].result.skipped:
+                continue
+            try:
+                if pattern.search(Path(path).read_bytes()):
+                    found.append(path)
+            except OSError:
+                continue
+        return found
+
+    def final_phase(self) -> ProjectIndex:
+        """Re-analyse modules whose environment changed, until none does (a module analysed in
+        its environment can tell the index more: the kinds of what it passes on)."""
+        index = ProjectIndex([])
+        for _ in range(_ROUNDS):
+            summaries = [r.summary for r in self.records.values() if r.summary is not None]
+            index = ProjectIndex(summaries)
+            redo: list[Task] = []
+            for path, record in self.records.items():
+                if record.summary is None:
+                    continue
+                env = index.env(self.names[path])
+                if env.digest() != record.env:
+                    redo.append((path, self.names[path], True, env))
+            if not redo:
+                break
+            self.run(redo)
+        return index
+
+
+def project_envs(
+    files: list[str], config: Config, *, jobs: int = 0, cache: ScanCache | None = None
+) -> dict[str, tuple[str, Env]]:
+    """Module name and project environment of each analysed file (what ``fix`` needs to apply
+    a cross-module finding in the module it belongs to)."""
+    state = _Run(files, config, jobs or os.cpu_count() or 1, cache)
+    state.first_phase(files, None)
+    state.expand(files)
+    index = state.final_phase()
+    return {
+        path: (state.names[path], index.env(state.names[path]))
+        for path, record in state.records.items()
+        if record.summary is not None
+    }
 
 
 def scan_paths(
@@ -88,36 +302,24 @@ def scan_paths(
     cache: ScanCache | None = None,
     progress: Progress | None = None,
 ) -> list[FileResult]:
-    """Scan ``files`` (absolute paths); ``jobs=0`` means one worker per CPU.
+    """Scan ``files`` (absolute paths) as one project; ``jobs=0`` means one worker per CPU.
 
     Files are analysed (and cached) with every rule; ``select``/``ignore`` filter afterwards, so
     a run with a different selection reuses the cache and never sees a filtered entry.
     """
-    jobs = jobs or os.cpu_count() or 1
-    every_rule = replace(config, select=(), ignore=())
-    results: dict[str, FileResult] = {}
-    stats: dict[str, os.stat_result] = {}
-    pending: list[str] = []
-    for path in files:
-        try:
-            stats[path] = os.stat(path)
-        except OSError as exc:
-            results[path] = FileResult(path=path, error=f"cannot read: {exc.strerror or exc}")
-            continue
-        hit = _cached(cache, path, stats[path]) if cache else None
-        if hit is None:
-            pending.append(path)
-        else:
-            results[path] = hit
-    for done, (result, hexdigest) in enumerate(_analyse(pending, every_rule, jobs), 1):
-        results[result.path] = result
-        if cache is not None and hexdigest:
-            cache.store(result, stats[result.path], hexdigest)
-        if progress is not None:
-            progress(done, len(pending))
+    state = _Run(files, config, jobs or os.cpu_count() or 1, cache)
+    state.first_phase(files, progress)
+    # an unchanged project (same files, same contents) already has every record it needs
+    unchanged = cache is not None and cache.project and cache.fingerprint(files) == cache.project
+    if not unchanged:
+        state.expand(files)
+        state.final_phase()
     if cache is not None:
+        fingerprint = cache.fingerprint(files)
+        if fingerprint != cache.project:
+            cache.project, cache.dirty = fingerprint, True
         cache.save()
-    return [_selected(results[p], config) for p in files]
+    return [_selected(state.records[p].result, config) for p in files]
 
 
 def _selected(result: FileResult, config: Config) -> FileResult:

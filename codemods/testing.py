@@ -2,7 +2,8 @@
 
 ``assert_codemod`` checks a before/after pair plus the fix-time invariants: a second run changes
 nothing, and a scan of the result reports none of the fixable findings of the rules it fixes.
-``check_rule_examples`` turns a rule's VALID/INVALID snippets into assertions.
+``check_example`` turns one of a rule's VALID/INVALID snippets into assertions; an INVALID
+snippet's ``expected_fix`` is proven through ``assert_codemod`` with the rule's ``FIXED_BY``.
 """
 
 from __future__ import annotations
@@ -19,13 +20,12 @@ from libcst.codemod import (
 )
 
 from .config import Config
-from .engine import scan_source
 from .findings import Finding
-from .fixer import fix_source
 from .rules import Invalid, Rule, Valid
-from .transforms import FindingCodemod
+from .scanner import scan_source
+from .transforms import TRANSFORMS, FindingCodemod
 
-__all__ = ["assert_codemod", "check_example", "dedent", "findings_of"]
+__all__ = ["assert_codemod", "check_example", "codemod_for", "dedent", "findings_of"]
 
 
 def dedent(code: str) -> str:
@@ -66,15 +66,31 @@ def assert_codemod(
     assert not left, f"scan still reports fixed rules: {left}"
 
 
+def codemod_for(rule: type[Rule]) -> type[FindingCodemod] | None:
+    """The codemod named by ``rule.FIXED_BY`` (``None`` for a rule without one)."""
+    if rule.FIXED_BY is None:
+        return None
+    by_name = {t.__name__: t for t in TRANSFORMS}
+    assert rule.FIXED_BY in by_name, f"{rule.ID}.FIXED_BY names no codemod: {rule.FIXED_BY}"
+    return by_name[rule.FIXED_BY]
+
+
 def check_example(rule: type[Rule], example: Valid | Invalid) -> None:
-    """Assert one VALID (no finding of ``rule``) or INVALID (a finding at line/column) example."""
+    """Assert one VALID (no finding of ``rule``) or INVALID (a finding at line/column) example.
+
+    An INVALID example with ``expected_fix`` must be fixable and its codemod must produce that
+    code (with ``assert_codemod``'s invariants); one without must be reported as not fixable.
+    """
     found = findings_of(example.code, rule.ID)
     if isinstance(example, Valid):
         assert not found, f"{rule.ID} flagged a valid example: {found}"
         return
-    where = [(f.line, f.column) for f in found]
-    assert (example.line, example.column) in where, (
-        f"{rule.ID} expected at {example.line}:{example.column}, got {where}"
-    )
-    if example.fixed is not None:
-        assert fix_source(dedent(example.code)).after == dedent(example.fixed)
+    at = [f for f in found if (f.line, f.column) == (example.line, example.column)]
+    assert at, f"{rule.ID} expected at {example.line}:{example.column}, got {found}"
+    transform = codemod_for(rule)
+    if example.expected_fix is None:
+        assert not any(f.fixable for f in at), f"{rule.ID} example is fixable: give expected_fix"
+        return
+    assert transform is not None, f"{rule.ID} has an expected_fix but no FIXED_BY"
+    assert all(f.fixable for f in at), f"{rule.ID} finding not fixable: {at}"
+    assert_codemod(transform, example.code, example.expected_fix)

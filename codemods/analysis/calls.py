@@ -7,17 +7,20 @@ qualified name (``litellm.completion``), never from the method name alone.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from .catalog import AGENT_RUN_KINDS, AGENT_RUNS, HTTP_POSTS, MODEL_ENDPOINTS, TURN_GATES
 from .imports import ImportMap
+from .retries import retried, retry_loop
 from .tree import LoopContext, Tree, dotted
 from .values import GUARDKIT, Values
 
 __all__ = ["ModelCall", "classify_calls", "is_guard_receiver"]
 
-_GATE_FUNCTIONS = frozenset({"guardkit.llm_turn", "guardkit.gate_turn"})
 _GUARD_FUNCTIONS = frozenset({"guardkit.authorize", "guardkit.request"})
-_GUARD_METHODS = frozenset({"request", "authorize"})
+_GUARD_METHODS = frozenset({"request", "authorize", "arequest", "aauthorize"})
+_HTTP_METHODS = frozenset({"post", "request", "stream"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,6 +34,10 @@ class ModelCall:
     loops: tuple[LoopContext, ...]
     gated: bool
     fixable: bool
+    #: the statement a gate wraps: the call's statement, or the retry loop around it
+    wrap: ast.stmt | None = None
+    #: inside a function a retry decorator runs again on errors (its callers are the turn)
+    retried: bool = False
 
 
 @dataclass(slots=True)
@@ -62,10 +69,50 @@ def _method_call(call: ast.Call, values: Values) -> tuple[str, bool] | None:
     return (first.value if isinstance(first, ast.Constant) else "", True)  # type: ignore[return-value]
 
 
+def _strings(expr: ast.expr | None, values: Values) -> list[str]:
+    """String constants an expression is built from, following names to their assignments."""
+    if expr is None:
+        return []
+    found = [
+        n.value for n in ast.walk(expr) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    ]
+    for name in (n for n in ast.walk(expr) if isinstance(n, ast.Name)):
+        for assign in values.tree.nodes(ast.Assign):
+            if any(isinstance(t, ast.Name) and t.id == name.id for t in assign.targets):
+                found += [
+                    n.value
+                    for n in ast.walk(assign.value)
+                    if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                ]
+    return found
+
+
+def _posts_to_model(call: ast.Call, values: Values, qualname: str | None) -> bool:
+    """``requests.post(".../chat/completions", ...)`` and the like: a model call over HTTP."""
+    func = call.func
+    if qualname not in HTTP_POSTS and not (
+        isinstance(func, ast.Attribute)
+        and func.attr in _HTTP_METHODS
+        and values.kind(func.value, call) == "http"
+    ):
+        return False
+    url = next((k.value for k in call.keywords if k.arg == "url"), None)
+    if url is None and call.args:
+        url = (
+            call.args[-1]
+            if isinstance(func, ast.Attribute) and func.attr == "request"
+            else call.args[0]
+        )
+    return any(e in text for text in _strings(url, values) for e in MODEL_ENDPOINTS)
+
+
 def _model_symbol(call: ast.Call, values: Values, imports: ImportMap) -> str | None:
     name = dotted(call.func)
-    if imports.resolve(name) in values.catalog.functions:
+    qualname = imports.resolve(name)
+    if qualname in values.catalog.functions:
         return name
+    if _posts_to_model(call, values, qualname):
+        return name or ast.unparse(call.func)
     node: ast.expr = call.func
     chain: list[str] = []
     while isinstance(node, ast.Attribute):
@@ -77,26 +124,44 @@ def _model_symbol(call: ast.Call, values: Values, imports: ImportMap) -> str | N
     return None
 
 
-def classify_calls(tree: Tree, values: Values, imports: ImportMap) -> CallIndex:
-    """Find model calls, gates and guard requests, and decide which model calls are gated."""
+def agent_run(call: ast.Call, values: Values) -> bool:
+    """A framework agent's whole run (``Runner.run``, ``agent.invoke`` on ``create_agent``):
+    many turns, gated by the framework's integration rather than one ``model_turn()``."""
+    if values.qualify(dotted(call.func)) in AGENT_RUNS:
+        return True
+    func = call.func
+    return isinstance(func, ast.Attribute) and values.kind(func.value, call) in AGENT_RUN_KINDS
+
+
+def classify_calls(
+    tree: Tree,
+    values: Values,
+    imports: ImportMap,
+    turns: Callable[[ast.Call], str | None] | None = None,
+) -> CallIndex:
+    """Find model calls, gates and guard requests, and decide which model calls are gated;
+    ``turns`` names calls of project functions that are a model turn (retried helpers)."""
     index = CallIndex(model=[], gates=[], guard_requests=[])
     found: list[tuple[ast.Call, str]] = []
     for node in tree.nodes(ast.Call):
         qualname = imports.resolve(dotted(node.func))
         method = _method_call(node, values)
-        if qualname in _GATE_FUNCTIONS or (method and method[0] == "llm_turn"):
+        if qualname in TURN_GATES or (method and method[0] == "llm_turn"):
             index.gates.append(node)
         elif qualname in _GUARD_FUNCTIONS or method:
             index.guard_requests.append(node)
+        elif values.has_gate(node):
+            continue
         else:
-            symbol = _model_symbol(node, values, imports)
+            symbol = _model_symbol(node, values, imports) or (turns(node) if turns else None)
             if symbol:
                 found.append((node, symbol))
     index.gates.sort(key=_pos)
     index.guard_requests.sort(key=_pos)
     found.sort(key=lambda item: _pos(item[0]))
     for node, symbol in found:
-        index.model.append(_model_call(tree, node, symbol, index.gates, found))
+        run = agent_run(node, values)
+        index.model.append(_model_call(tree, node, symbol, index.gates, found, imports, run))
     return index
 
 
@@ -115,11 +180,15 @@ def _model_call(
     symbol: str,
     gates: list[ast.Call],
     calls: list[tuple[ast.Call, str]],
+    imports: ImportMap,
+    run: bool,
 ) -> ModelCall:
     stmt = tree.statement_of(node)
+    wrap = retry_loop(tree, node) or stmt
     function = tree.function_of(node)
+    in_retried = retried(function, imports)
     loops = tuple(tree.loops_of(node))
-    region = loops[0].loop if loops else None
+    region = _innermost(tree, wrap)
     before = [
         g
         for g in gates
@@ -143,7 +212,11 @@ def _model_call(
         function=function,
         loops=loops,
         gated=gated,
-        fixable=_fixable(tree, node, stmt, loops),
+        fixable=not in_retried
+        and not run
+        and _fixable(tree, node, stmt, loops if wrap is stmt else tuple(tree.loops_of(wrap))),
+        wrap=wrap,
+        retried=in_retried,
     )
 
 

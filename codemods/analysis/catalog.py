@@ -46,11 +46,23 @@ CLIENTS: dict[str, str] = {
     "mistralai.Mistral": "mistral",
     "groq.Groq": "openai",
     "groq.AsyncGroq": "openai",
+    # OpenAI-compatible clients (same method chains)
+    "portkey_ai.Portkey": "openai",
+    "portkey_ai.AsyncPortkey": "openai",
+    "together.Together": "openai",
+    "together.AsyncTogether": "openai",
+    "cerebras.cloud.sdk.Cerebras": "openai",
+    "fireworks.client.Fireworks": "openai",
+    "openrouter.OpenRouter": "openai",
+    "litellm.Router": "litellm_router",
     "langchain.chat_models.init_chat_model": "langchain",
-    "langgraph.prebuilt.create_react_agent": "langchain",
-    "langchain.agents.create_agent": "langchain",
-    "langchain.agents.AgentExecutor": "langchain",
-    "langchain.agents.create_tool_calling_agent": "langchain",
+    "langgraph.prebuilt.create_react_agent": "agent_run",
+    "langchain.agents.create_agent": "agent_run",
+    "langchain.agents.AgentExecutor": "agent_run",
+    "langchain.agents.create_tool_calling_agent": "agent_run",
+    "smolagents.CodeAgent": "agent_run",
+    "smolagents.ToolCallingAgent": "agent_run",
+    "crewai.Crew": "agent_run",
 }
 
 #: kind -> attribute chains that make a model call when called on a client of that kind
@@ -72,6 +84,10 @@ METHODS: dict[str, tuple[str, ...]] = {
     "ollama": ("chat", "generate"),
     "mistral": ("chat.complete", "chat.complete_async", "chat.stream"),
     "langchain": _LANGCHAIN_METHODS,
+    "litellm_router": ("completion", "acompletion", "responses", "aresponses"),
+    # a framework agent's run: many model turns, gated by the framework integration
+    "agent_run": (*_LANGCHAIN_METHODS, "run", "run_sync", "run_stream", "kickoff", "akickoff"),
+    "pydantic_ai": ("run", "run_sync", "run_stream"),
 }
 
 #: kind -> method chains that return a session of another kind (a chat that remembers turns)
@@ -84,6 +100,13 @@ REBINDERS = frozenset(
     {"bind_tools", "bind", "with_structured_output", "with_config", "with_retry", "with_fallbacks"}
 )
 
+#: kinds and callables whose call runs a whole multi-turn agent: not one turn, so not gated with
+#: ``model_turn()`` but with the framework's integration (a follow-up of ``guardkit fix``)
+AGENT_RUN_KINDS = frozenset({"agent_run", "pydantic_ai"})
+AGENT_RUNS = frozenset(
+    {"agents.Runner.run", "agents.Runner.run_sync", "agents.Runner.run_streamed"}
+)
+
 #: plain callables that are model calls
 FUNCTIONS = frozenset(
     {
@@ -94,8 +117,12 @@ FUNCTIONS = frozenset(
         "ollama.chat",
         "ollama.generate",
         "openai.chat.completions.create",
-        "openai.ChatCompletion.create",
         "openai.responses.create",
+        # the pre-1.0 module API
+        "openai.ChatCompletion.create",
+        "openai.ChatCompletion.acreate",
+        "openai.Completion.create",
+        "openai.Completion.acreate",
         "agents.Runner.run",
         "agents.Runner.run_sync",
         "agents.Runner.run_streamed",
@@ -116,6 +143,9 @@ TOOL_DECORATORS = frozenset(
         "crewai_tools.tool",
         "smolagents.tool",
         "agents.function_tool",
+        "agents.tool.function_tool",
+        "agents.decorators.tool",
+        "fastmcp.tools.tool",
         "llama_index.core.tools.tool",
     }
 )
@@ -123,10 +153,16 @@ TOOL_DECORATORS = frozenset(
 #: instance kinds whose ``.tool`` attribute is a tool decorator
 TOOL_SERVER_CLIENTS: dict[str, str] = {
     "mcp.server.fastmcp.FastMCP": "fastmcp",
+    "mcp.server.FastMCP": "fastmcp",
+    "mcp.server.MCPServer": "fastmcp",
+    "mcp.server.mcpserver.MCPServer": "fastmcp",
     "fastmcp.FastMCP": "fastmcp",
+    "fastmcp.server.FastMCP": "fastmcp",
     "mcp.server.Server": "mcp_lowlevel",
     "mcp.server.lowlevel.Server": "mcp_lowlevel",
     "pydantic_ai.Agent": "pydantic_ai",
+    "pydantic_ai.FunctionToolset": "pydantic_ai",
+    "pydantic_ai.toolsets.FunctionToolset": "pydantic_ai",
 }
 
 #: ``Tool(func=...)`` style constructors -> keyword naming the callable
@@ -136,8 +172,12 @@ TOOL_CONSTRUCTORS: dict[str, str] = {
     "langchain.agents.Tool": "func",
     "langchain_core.tools.StructuredTool.from_function": "func",
     "langchain.tools.StructuredTool.from_function": "func",
+    "langchain_core.tools.StructuredTool": "func",
     "llama_index.core.tools.FunctionTool.from_defaults": "fn",
     "agents.FunctionTool": "on_invoke_tool",
+    "pydantic_ai.Tool": "function",
+    "pydantic_ai.tools.Tool": "function",
+    "google.adk.tools.FunctionTool": "func",
 }
 
 #: base classes whose subclasses are tools, with the method the framework calls
@@ -146,7 +186,61 @@ TOOL_BASES: dict[str, tuple[str, ...]] = {
     "langchain_core.tools.BaseTool": ("_run", "_arun"),
     "langchain.tools.BaseTool": ("_run", "_arun"),
     "crewai.tools.BaseTool": ("_run",),
+    "crewai_tools.BaseTool": ("_run",),
 }
+
+#: tool decorators and bases whose framework reads the tool's source (smolagents validates it,
+#: and serialises tools by their code): a guard decorator there breaks the framework
+SOURCE_CHECKED = frozenset({"smolagents.tool", "smolagents.tools.tool", "smolagents.Tool"})
+#: calls that read or run a function's source: tools in a module that makes them are not
+#: decorated either (a registry that ``exec``s stored bodies would miss ``guardkit``)
+SOURCE_READERS = frozenset(
+    {"exec", "inspect.getsource", "inspect.getsourcelines", "dill.source.getsource"}
+)
+
+#: HTTP calls that send a request body, and the URL fragments of model endpoints they may post to
+HTTP_POSTS = frozenset(
+    {
+        "requests.post",
+        "requests.request",
+        "httpx.post",
+        "httpx.request",
+        "urllib.request.urlopen",
+    }
+)
+HTTP_CLIENTS: dict[str, str] = {
+    "requests.Session": "http",
+    "requests.session": "http",
+    "httpx.Client": "http",
+    "httpx.AsyncClient": "http",
+    "aiohttp.ClientSession": "http",
+}
+MODEL_ENDPOINTS = (
+    "/chat/completions",
+    "/v1/completions",
+    "/v1/messages",
+    "/v1/responses",
+    "/api/chat",
+    "/api/generate",
+    ":generateContent",
+    ":streamGenerateContent",
+)
+
+#: guardkit's own gates (names the lead may adjust): calls or objects that, passed to an agent,
+#: server or run, gate its model turns and tool calls
+GATES = frozenset(
+    {
+        "guardkit.plugins.langchain.GuardMiddleware",
+        "guardkit.plugins.pydantic_ai.GuardedToolset",
+        "guardkit.plugins.pydantic_ai.GuardedModel",
+        "guardkit.plugins.openai_agents.GuardHooks",
+        "guardkit.plugins.openai_agents.guard_tools",
+        "guardkit.plugins.mcp.GuardMiddleware",
+        "guardkit.plugins.mcp.guard_server",
+    }
+)
+#: context managers and functions that gate one model turn
+TURN_GATES = frozenset({"guardkit.model_turn", "guardkit.llm_turn", "guardkit.gate_turn"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,6 +251,7 @@ class Catalog:
     methods: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(METHODS))
     functions: frozenset[str] = FUNCTIONS
     tool_decorators: frozenset[str] = TOOL_DECORATORS
+    gates: frozenset[str] = GATES
 
     def extended(
         self,
@@ -165,6 +260,7 @@ class Catalog:
         methods: Mapping[str, Iterable[str]] | None = None,
         functions: Iterable[str] = (),
         tool_decorators: Iterable[str] = (),
+        gates: Iterable[str] = (),
     ) -> Catalog:
         """Return a catalog with the user's entries added to the built-in ones."""
         merged = {k: tuple(v) for k, v in self.methods.items()}
@@ -175,6 +271,7 @@ class Catalog:
             methods=merged,
             functions=self.functions | frozenset(functions),
             tool_decorators=self.tool_decorators | frozenset(tool_decorators),
+            gates=self.gates | frozenset(gates),
         )
 
     def client_kind(self, qualname: str) -> str | None:

@@ -10,15 +10,20 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 
+from .chosen import model_chosen
 from .guards import Guards
+from .project import TOOL_METHODS
 from .tools import Dispatch, ToolSite
-from .tree import dotted
+from .tree import Tree, dotted
 
 __all__ = ["find_dispatch"]
 
 Def = ast.FunctionDef | ast.AsyncFunctionDef
-_TABLE_WORDS = ("tool", "function", "dispatch", "handler", "registry")
-_NAME_FIELDS = {"name", "tool_name", "function_name", "fn_name", "tool"}
+#: a table named for tools is dispatch even in a module that never calls a model itself
+_TABLE_WORDS = ("tool", "function")
+_ARG_WORDS = frozenset(
+    {"args", "arguments", "kwargs", "tool_args", "tool_input", "input", "inputs", "params"}
+)
 #: a dispatch call, the functions it may run, a label, and the tool names a guard request may use
 Route = tuple[ast.Call, list[ast.Name], str, frozenset[str]]
 
@@ -50,19 +55,20 @@ def keys_of(table: ast.Dict) -> list[ast.Constant]:
     return [k for k in table.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
 
 
-def _table_of(expr: ast.expr, tables: dict[str, list[ast.Name]]) -> str | None:
-    """The table indexed by ``T[name]`` or ``T.get(name)``."""
+def _table_of(expr: ast.expr, tables: dict[str, list[ast.Name]], tree: Tree) -> str | None:
+    """The table indexed by ``T[name]`` or ``T.get(name)`` with a model-chosen name."""
     if isinstance(expr, ast.Subscript):
-        name = dotted(expr.value)
+        name, key = dotted(expr.value), expr.slice
     elif (
         isinstance(expr, ast.Call)
         and isinstance(expr.func, ast.Attribute)
         and expr.func.attr == "get"
+        and expr.args
     ):
-        name = dotted(expr.func.value)
+        name, key = dotted(expr.func.value), expr.args[0]
     else:
         return None
-    return name if name in tables else None
+    return name if name in tables and model_chosen(key, tree) else None
 
 
 def _table_sites(guards: Guards, tables: dict[str, list[ast.Name]]) -> dict[str, list[ast.Call]]:
@@ -70,11 +76,11 @@ def _table_sites(guards: Guards, tables: dict[str, list[ast.Name]]) -> dict[str,
     aliases: dict[tuple[ast.AST, str], str] = {}
     for assign in guards.tree.nodes(ast.Assign):
         if len(assign.targets) == 1:
-            table = _table_of(assign.value, tables)
+            table = _table_of(assign.value, tables, guards.tree)
             if table and isinstance(assign.targets[0], ast.Name):
                 aliases[(guards.tree.function_of(assign), assign.targets[0].id)] = table
     for node in guards.tree.nodes(ast.Call):
-        table = _table_of(node.func, tables)
+        table = _table_of(node.func, tables, guards.tree)
         if table is None and isinstance(node.func, ast.Name):
             table = aliases.get((guards.tree.function_of(node), node.func.id))
         if table:
@@ -82,11 +88,21 @@ def _table_sites(guards: Guards, tables: dict[str, list[ast.Name]]) -> dict[str,
     return sites
 
 
-def _is_tool_name(expr: ast.expr) -> bool:
-    if isinstance(expr, ast.Subscript):
-        return isinstance(expr.slice, ast.Constant) and expr.slice.value in _NAME_FIELDS
-    name = dotted(expr)
-    return bool(name) and name.rpartition(".")[2] in _NAME_FIELDS  # type: ignore[union-attr]
+def _takes_tool_input(call: ast.Call) -> bool:
+    """The branch's call is handed the tool call's input (``block.input``,
+    ``call.function.arguments``, ``args["path"]``), not the whole object a parser or an event
+    printer would take."""
+    for arg in [*call.args, *(k.value for k in call.keywords)]:
+        for node in ast.walk(arg):
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+                field = node.slice.value
+            elif isinstance(node, (ast.Name, ast.Attribute)):
+                field = (dotted(node) or "").rpartition(".")[2]
+            else:
+                continue
+            if field in _ARG_WORDS:
+                return True
+    return False
 
 
 def _branch_calls(guards: Guards) -> list[tuple[ast.Call, ast.Name, str]]:
@@ -99,13 +115,15 @@ def _branch_calls(guards: Guards) -> list[tuple[ast.Call, ast.Name, str]]:
         if not (isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.Eq)):
             continue
         right = test.comparators[0]
-        if not (_is_tool_name(test.left) and isinstance(right, ast.Constant)):
+        if not (model_chosen(test.left, guards.tree) and isinstance(right, ast.Constant)):
             continue
         for stmt in node.body:
             call = next((c for c in ast.walk(stmt) if isinstance(c, ast.Call)), None)
-            if call is not None and isinstance(call.func, ast.Name) and call.func.id in known:
+            if call is None or not (isinstance(call.func, ast.Name) and call.func.id in known):
+                continue
+            if _takes_tool_input(call):
                 found.append((call, call.func, str(right.value)))
-                break
+            break
     return found
 
 
@@ -135,6 +153,19 @@ def find_dispatch(
     return _resolve(guards, routes, exposed)
 
 
+def _runs(guards: Guards, name: str) -> list[tuple[str, Def]] | None:
+    """What a table entry runs: the function, or the tool methods of a registered class
+    (``{"bash": BashTool}`` ... ``TOOLS[name]().execute(**args)``); ``None`` when not local."""
+    func = guards.values.functions.get(name)
+    if func is not None:
+        return [(name, func)]
+    cls = guards.values.classes.get(name)
+    if cls is None:
+        return None
+    methods = guards.values.methods[cls]
+    return [(f"{name}.{m}", methods[m]) for m in TOOL_METHODS if m in methods]
+
+
 def _resolve(
     guards: Guards, routes: list[Route], exposed: list[ast.Name]
 ) -> tuple[list[ToolSite], list[Dispatch], list[ast.Call]]:
@@ -147,20 +178,19 @@ def _resolve(
     raising: list[ast.Call] = []
     for call, names, symbol, allowed in routes:
         guarded = guards.request_before(call, allowed)
-        local = [guards.values.functions.get(n.id) for n in names]
-        wrapped = [f is not None and guards.function_gated(f) for f in local]
+        local = [_runs(guards, n.id) for n in names]
+        wrapped = [r is not None and all(guards.function_gated(f) for _, f in r) for r in local]
         for name in names:
             reached[name.id].append(guarded)
         if any(wrapped):
             raising.append(call)
         if not all(wrapped):
-            fixable = all(f is not None for f in local)
+            fixable = all(r for r in local)
             dispatches.append(Dispatch(node=call, symbol=symbol, guarded=guarded, fixable=fixable))
     tools: list[ToolSite] = []
     for target, guarded_paths in reached.items():
-        func = guards.values.functions.get(target)
-        if func is not None:
+        for label, func in _runs(guards, target) or ():
             gated = guards.function_gated(func) or all(guarded_paths)
-            site = ToolSite(name=target, node=func, how="dispatch", gated=gated, fixable=True)
+            site = ToolSite(name=label, node=func, how="dispatch", gated=gated, fixable=True)
             tools.append(site)
     return tools, dispatches, raising

@@ -1,19 +1,28 @@
-"""Everything the rules need to know about one module, computed once from a stdlib ``ast`` tree."""
+"""Everything the rules need to know about one module, computed once from a stdlib ``ast`` tree.
+
+``analyze`` takes the module's ``Env`` from the project index (what its calls reach in other
+modules, which of its definitions other modules expose as tools); without one the module is
+analysed as a project of its own.
+"""
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from .calls import ModelCall, classify_calls
-from .catalog import DEFAULT_CATALOG, Catalog
+from .calls import CallIndex, ModelCall, classify_calls
+from .catalog import DEFAULT_CATALOG, SOURCE_READERS, Catalog
 from .dispatch import find_dispatch
 from .guards import Guards
 from .imports import ImportMap
-from .loops import is_bounded
+from .lookups import dynamic_dispatch
+from .loops import infinite_names, is_bounded
+from .project import Env, ProjectIndex
 from .risks import denial_escapes, model_supplied_costs
+from .summary import Summary, call_ref, owner_of, qualified, summarize
 from .tools import Dispatch, ToolSite, find_tools
-from .tree import Tree
+from .tree import Tree, dotted
+from .values import Values
 
 __all__ = ["ModuleFacts", "analyze"]
 
@@ -31,6 +40,10 @@ class ModuleFacts:
     dispatches: tuple[Dispatch, ...]
     costs: tuple[ast.expr, ...]
     escapes: tuple[ast.AST, ...]
+    #: what other modules need to know about this one
+    summary: Summary
+    #: the environment the module was analysed in
+    env: Env
 
 
 def _agentic(tree: Tree, has_model_calls: bool) -> bool:
@@ -41,23 +54,53 @@ def _agentic(tree: Tree, has_model_calls: bool) -> bool:
     )
 
 
+def _helper(tree: Tree, call: ast.Call) -> ModelCall:
+    """A call of a project function that reaches an ungated model call (for GK101 only)."""
+    symbol = dotted(call.func) or ast.unparse(call.func)
+    return ModelCall(
+        node=call,
+        symbol=symbol,
+        stmt=tree.statement_of(call),
+        function=tree.function_of(call),
+        loops=tuple(tree.loops_of(call)),
+        gated=True,
+        fixable=False,
+    )
+
+
 def _unbounded(
-    tree: Tree, imports: ImportMap, calls: list[ModelCall], gates: list[ast.Call]
+    tree: Tree,
+    imports: ImportMap,
+    calls: list[ModelCall],
+    gates: list[ast.Call],
+    stoppers: list[ast.Call],
 ) -> list[tuple[Loop, tuple[ModelCall, ...]]]:
     by_loop: dict[Loop, list[ModelCall]] = {}
     for call in calls:
         for ctx in call.loops:
             by_loop.setdefault(ctx.loop, []).append(call)
+    infinite = infinite_names(tree)
     return [
         (loop, tuple(found))
         for loop, found in by_loop.items()
-        if not is_bounded(loop, tree, imports, gates)
+        if not is_bounded(loop, tree, imports, gates, stoppers, infinite)
     ]
 
 
-def _unique_tools(tools: list[ToolSite]) -> list[ToolSite]:
-    """One entry per reported node; an entry that is gated by any route wins."""
+def _reads_source(tree: Tree, values: Values) -> bool:
+    return any(
+        values.qualify(dotted(c.func)) in SOURCE_READERS or dotted(c.func) == "exec"
+        for c in tree.nodes(ast.Call)
+    )
+
+
+def _unique_tools(tools: list[ToolSite], reads_source: bool) -> list[ToolSite]:
+    """One entry per reported node; an entry that is gated by any route wins. In a module that
+    reads or runs function source, no tool is fixed by a decorator."""
     best: dict[int, ToolSite] = {}
+    if reads_source:
+        note = " (this module reads or runs function source: gate the registry instead)"
+        tools = [replace(t, fixable=False, note=t.note or note) for t in tools]
     for site in tools:
         seen = best.get(id(site.node))
         if seen is None or (site.gated and not seen.gated):
@@ -65,23 +108,72 @@ def _unique_tools(tools: list[ToolSite]) -> list[ToolSite]:
     return list(best.values())
 
 
-def analyze(module: ast.Module, catalog: Catalog = DEFAULT_CATALOG) -> ModuleFacts:
-    """Analyse a parsed module."""
-    from .values import Values
+def _turns(tree: Tree, values: Values, imports: ImportMap, env: Env) -> CallIndex:
+    """Calls of retried provider helpers are the model turn; the calls inside a helper that
+    is called somewhere are gated there."""
 
+    def turn(call: ast.Call) -> str | None:
+        return dotted(call.func) if call_ref(call, values) in env.turns else None
+
+    calls = classify_calls(tree, values, imports, turn)
+    kept = []
+    for call in calls.model:
+        owner = owner_of(tree, call.node)
+        called = owner is not None and _qualified(tree, owner, values) in env.called
+        kept.append(replace(call, gated=True) if call.retried and called else call)
+    calls.model = kept
+    return calls
+
+
+def _qualified(tree: Tree, func: ast.AST, values: Values) -> str:
+    parent = tree.parent(func)
+    name = getattr(func, "name", "")
+    if isinstance(parent, ast.ClassDef):
+        name = f"{parent.name}.{name}"
+    return qualified(values.module, name)
+
+
+def analyze(
+    module: ast.Module,
+    catalog: Catalog = DEFAULT_CATALOG,
+    *,
+    name: str = "",
+    is_package: bool = False,
+    env: Env | None = None,
+) -> ModuleFacts:
+    """Analyse a parsed module named ``name`` in the project environment ``env``."""
     tree = Tree(module)
-    imports = ImportMap(tree.nodes(ast.Import, ast.ImportFrom))
-    values = Values(tree, imports, catalog)
+    imports = ImportMap(tree.nodes(ast.Import, ast.ImportFrom), name, is_package)
+    values = Values(tree, imports, catalog, name, env.kind_map() if env else None)
     calls = classify_calls(tree, values, imports)
-    guards = Guards(tree, values, imports, calls)
-    tools, dispatches = find_tools(guards)
+    summary = summarize(tree, values, calls)
+    if env is None:
+        env = ProjectIndex([summary]).env(name)
+    if env.turns or env.called:
+        calls = _turns(tree, values, imports, env)
+    direct = {id(c.node) for c in calls.model}
+    helpers: list[ModelCall] = []
+    stoppers: list[ast.Call] = []
+    for node in tree.nodes(ast.Call):
+        ref = call_ref(node, values) if env.model or env.limit else None
+        if ref in env.model and id(node) not in direct:
+            helpers.append(_helper(tree, node))
+        if ref in env.limit:
+            stoppers.append(node)
+    guards = Guards(tree, values, imports, calls, env.gated)
+    tools, dispatches = find_tools(guards, env.tools)
     more_tools, more_dispatches, raising = find_dispatch(guards, _agentic(tree, bool(calls.model)))
+    known = {id(d.node) for d in (*dispatches, *more_dispatches)} | {id(c) for c in raising}
+    more_dispatches += dynamic_dispatch(guards, known)
     escapes = {id(n): n for n in denial_escapes(tree, guards, calls, raising)}
+    looped = [*calls.model, *helpers]
     return ModuleFacts(
         model_calls=tuple(calls.model),
-        unbounded_loops=tuple(_unbounded(tree, imports, calls.model, calls.gates)),
-        tools=tuple(_unique_tools(tools + more_tools)),
+        unbounded_loops=tuple(_unbounded(tree, imports, looped, calls.gates, stoppers)),
+        tools=tuple(_unique_tools(tools + more_tools, _reads_source(tree, values))),
         dispatches=tuple(dispatches + more_dispatches),
         costs=tuple(model_supplied_costs(tree, guards, calls)),
         escapes=tuple(escapes.values()),
+        summary=summary,
+        env=env,
     )

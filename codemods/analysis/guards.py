@@ -18,19 +18,34 @@ _TOOL_SERVER_ATTRS = {"fastmcp": {"tool"}, "pydantic_ai": {"tool", "tool_plain"}
 class Guards:
     """Which expressions guard a tool, which expose one, and which functions are wrapped."""
 
-    def __init__(self, tree: Tree, values: Values, imports: ImportMap, calls: CallIndex) -> None:
+    def __init__(
+        self,
+        tree: Tree,
+        values: Values,
+        imports: ImportMap,
+        calls: CallIndex,
+        integrated: frozenset[str] = frozenset(),
+    ) -> None:
         self.tree = tree
         self.values = values
         self.imports = imports
         self.calls = calls
+        #: qualified names of functions handed over only through a guardkit integration
+        self.integrated = integrated
         self.aliases: set[str] = set()
         self.wrapped: set[str] = set()
+        #: tool servers a guardkit integration wraps (``guard_server(mcp)``)
+        self.servers: set[str] = set()
         for assign in tree.nodes(ast.Assign):
             if self.is_guard(assign.value, assign):
                 self.aliases.update(t.id for t in assign.targets if isinstance(t, ast.Name))
         for node in tree.nodes(ast.Call):
             if self.is_guard(node.func, node):
                 self.wrapped.update(a.id for a in node.args if isinstance(a, ast.Name))
+            elif values.qualify(dotted(node.func)) in values.catalog.gates or values.has_gate(node):
+                receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+                named = [dotted(a) for a in (*node.args, receiver) if a is not None]
+                self.servers.update(n for n in named if n)
 
     def is_guard(self, expr: ast.expr, at: ast.AST) -> bool:
         """``guardkit.tool``, ``guardkit.tool(...)``, ``agent.tool(...)``, or an alias of one."""
@@ -67,10 +82,24 @@ class Guards:
         """Whether the function asks the guard itself (``guard.authorize(...)`` in its body)."""
         return any(self.tree.function_of(r) is func for r in self.calls.guard_requests)
 
+    def integration_gated(self, func: Def) -> bool:
+        """Registered on a server a guardkit integration wraps, or handed to a model only
+        through an integration (anywhere in the project)."""
+        for decorator in func.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if isinstance(target, ast.Attribute) and dotted(target.value) in self.servers:
+                return True
+        owner = self.tree.parent(func)
+        name = f"{owner.name}.{func.name}" if isinstance(owner, ast.ClassDef) else func.name
+        module = self.values.module
+        return (f"{module}.{name}" if module else name) in self.integrated
+
     def function_gated(self, func: Def) -> bool:
-        """Wrapped by a guard decorator, by ``guardkit.tool()(f)`` elsewhere, or self-guarding."""
+        """Wrapped by a guard decorator, by ``guardkit.tool()(f)`` elsewhere, self-guarding, or
+        gated by a guardkit integration."""
         decorated = any(self.is_guard(d, func) for d in func.decorator_list)
-        return decorated or func.name in self.wrapped or self.self_guarded(func)
+        gated = decorated or func.name in self.wrapped or self.self_guarded(func)
+        return gated or self.integration_gated(func)
 
     def request_before(self, node: ast.AST, tools: frozenset[str] = frozenset()) -> bool:
         """Whether a guard request for one of ``tools`` precedes ``node`` in the same function.

@@ -1,4 +1,5 @@
-"""Resolve local names to qualified names through a module's imports (aliases included)."""
+"""Resolve local names to qualified names through a module's imports (aliases and relative
+imports included)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,25 @@ import ast
 __all__ = ["ImportMap"]
 
 
-class ImportMap:
-    """``import openai as oa`` makes ``oa.OpenAI`` resolve to ``openai.OpenAI``."""
+def _base(module: str, is_package: bool, level: int) -> str | None:
+    """The package a relative import of ``level`` dots starts from, inside ``module``."""
+    parts = module.split(".") if module else []
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        if level - 1 > len(parts):
+            return None
+        parts = parts[: len(parts) - (level - 1)]
+    return ".".join(parts)
 
-    def __init__(self, nodes: list[ast.Import | ast.ImportFrom]) -> None:
+
+class ImportMap:
+    """``import openai as oa`` makes ``oa.OpenAI`` resolve to ``openai.OpenAI``; in module
+    ``pkg.agent``, ``from .tools import bash`` makes ``bash`` resolve to ``pkg.tools.bash``."""
+
+    def __init__(
+        self, nodes: list[ast.Import | ast.ImportFrom], module: str = "", is_package: bool = False
+    ) -> None:
         self.names: dict[str, str] = {}
         for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset)):
             if isinstance(node, ast.Import):
@@ -20,9 +36,18 @@ class ImportMap:
                     else:
                         top = alias.name.split(".")[0]
                         self.names[top] = top
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                for alias in node.names:
-                    self.names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                continue
+            source = node.module
+            if node.level:
+                base = _base(module, is_package, node.level)
+                if base is None:
+                    continue
+                source = ".".join(p for p in (base, node.module) if p)
+            if not source:
+                continue
+            for alias in node.names:
+                if alias.name != "*":
+                    self.names[alias.asname or alias.name] = f"{source}.{alias.name}"
 
     def resolve(self, name: str | None) -> str | None:
         """The qualified name for a dotted local name, or ``None`` if its root is not imported."""

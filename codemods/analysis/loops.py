@@ -1,27 +1,81 @@
 """Decide whether a loop that calls a model is bounded.
 
-Bounded: a ``for`` over anything but ``itertools.count()``/``iter(f, sentinel)``; a ``while`` whose
+Bounded: a loop whose every turn waits for a person (``input()``: a chat REPL); a ``for`` over
+anything but ``itertools.count()``/``iter(f, sentinel)``; a ``while`` whose
 condition compares a counter the loop updates, or names a ``max_*``/limit; a ``while`` whose body
-breaks/returns/raises when such a counter passes a limit; any loop gated by ``llm_turn`` (the
+breaks/returns/raises when such a counter passes a limit, or calls a function that raises on a
+limit (a counter some module steps, compared in an ``if ...: raise``; followed across the
+project); any loop gated by ``llm_turn`` (the
 guard's turn budget bounds it). Everything else (``while True``, ``while not done``, ``while
-response.stop_reason == "tool_use"``) is unbounded.
+response.stop_reason == "tool_use"``) is unbounded, and so is a limit set to an infinite value
+anywhere in the module (``max_turns = float("inf")``, ``math.inf``, ``sys.maxsize``).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from .imports import ImportMap
 from .tree import SCOPE_NODES, Tree, dotted
 
-__all__ = ["is_bounded"]
+__all__ = ["counters", "infinite_names", "is_bounded", "is_infinite", "raise_tests"]
 
 _LIMIT_WORDS = ("max", "limit", "budget")
 _EXITS = (ast.Break, ast.Return, ast.Raise)
+_PROMPTS = frozenset(
+    {
+        "input",
+        "sys.stdin.readline",
+        "click.prompt",
+        "typer.prompt",
+        "prompt_toolkit.prompt",
+        "rich.prompt.Prompt.ask",
+        "getpass.getpass",
+    }
+)
+_INFINITE_NAMES = frozenset({"math.inf", "numpy.inf", "np.inf", "sys.maxsize"})
+_INFINITE_TEXT = frozenset({"inf", "+inf", "infinity", "+infinity"})
 
 
-def _walk_same_scope(nodes: list[ast.stmt]) -> Iterator[ast.AST]:
+def is_infinite(expr: ast.expr | None) -> bool:
+    """``float("inf")``, ``math.inf``, ``sys.maxsize``: a "limit" that never stops anything."""
+    if expr is None:
+        return False
+    if dotted(expr) in _INFINITE_NAMES:
+        return True
+    return (
+        isinstance(expr, ast.Call)
+        and dotted(expr.func) == "float"
+        and len(expr.args) == 1
+        and isinstance(expr.args[0], ast.Constant)
+        and str(expr.args[0].value).strip().lower() in _INFINITE_TEXT
+    )
+
+
+def infinite_names(tree: Tree) -> frozenset[str]:
+    """Last components of names given an infinite value anywhere in the module (assignments,
+    class attributes, parameter defaults, keyword arguments)."""
+    found: set[str] = set()
+    for node in tree.nodes(ast.Assign, ast.AnnAssign, ast.keyword, ast.arguments):
+        if isinstance(node, ast.keyword):
+            if node.arg and is_infinite(node.value):
+                found.add(node.arg)
+        elif isinstance(node, ast.arguments):
+            params = [*node.posonlyargs, *node.args]
+            defaults = [None] * (len(params) - len(node.defaults)) + list(node.defaults)
+            pairs = [
+                *zip(params, defaults, strict=True),
+                *zip(node.kwonlyargs, node.kw_defaults, strict=True),
+            ]
+            found.update(p.arg for p, d in pairs if is_infinite(d))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and is_infinite(node.value):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found.update(n.rpartition(".")[2] for n in map(dotted, targets) if n)
+    return frozenset(found)
+
+
+def _walk_same_scope(nodes: Sequence[ast.AST]) -> Iterator[ast.AST]:
     """Every node under ``nodes`` that is not inside a nested function or class."""
     stack: list[ast.AST] = list(nodes)
     while stack:
@@ -31,10 +85,10 @@ def _walk_same_scope(nodes: list[ast.stmt]) -> Iterator[ast.AST]:
             stack.extend(ast.iter_child_nodes(node))
 
 
-def _counters(loop: ast.While) -> set[str]:
-    """Names the loop body steps: ``n += 1``, ``n -= 1``, ``n = n + 1``."""
+def _counters(body: list[ast.stmt]) -> set[str]:
+    """Names a body steps: ``n += 1``, ``n -= 1``, ``n = n + 1``."""
     found: set[str] = set()
-    for node in _walk_same_scope(loop.body):
+    for node in _walk_same_scope(body):
         if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Add, ast.Sub)):
             name = dotted(node.target) if isinstance(node.target, ast.expr) else None
             if name:
@@ -47,13 +101,39 @@ def _counters(loop: ast.While) -> set[str]:
     return found
 
 
-def _compares_counter(test: ast.expr, counters: set[str]) -> bool:
+def _optional(test: ast.expr) -> set[str]:
+    """Names a test only compares when they are set: ``max_steps is not None and n >= max_steps``
+    (a limit that is ``None`` by default is no limit by default)."""
+    found: set[str] = set()
+    for node in ast.walk(test):
+        if not (isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And)):
+            continue
+        for value in node.values:
+            checked = value
+            if (
+                isinstance(value, ast.Compare)
+                and isinstance(value.ops[0], ast.IsNot)
+                and isinstance(value.comparators[0], ast.Constant)
+                and value.comparators[0].value is None
+            ):
+                checked = value.left
+            name = dotted(checked) if isinstance(checked, (ast.Name, ast.Attribute)) else None
+            if name:
+                found.add(name)
+    return found
+
+
+def _compares_counter(
+    test: ast.expr, counters: set[str], infinite: frozenset[str] = frozenset()
+) -> bool:
+    optional = _optional(test)
     for node in ast.walk(test):
         if isinstance(node, ast.Compare):
-            for side in (node.left, *node.comparators):
-                name = dotted(side)
-                if name in counters or (name and _is_limit(name)):
-                    return True
+            sides = [dotted(side) for side in (node.left, *node.comparators)]
+            if any(n and (n.rpartition(".")[2] in infinite or n in optional) for n in sides):
+                continue
+            if any(n in counters or (n and _is_limit(n)) for n in sides):
+                return True
     return False
 
 
@@ -62,13 +142,45 @@ def _is_limit(name: str) -> bool:
     return any(word in last for word in _LIMIT_WORDS)
 
 
-def _exits_on_counter(loop: ast.While, counters: set[str]) -> bool:
-    for node in _walk_same_scope(loop.body):
-        if not (isinstance(node, ast.If) and _compares_counter(node.test, counters)):
+def _exits_on_counter(
+    body: list[ast.stmt], counters: set[str], infinite: frozenset[str], exits: tuple[type, ...]
+) -> bool:
+    for node in _walk_same_scope(body):
+        if not (isinstance(node, ast.If) and _compares_counter(node.test, counters, infinite)):
             continue
-        if any(isinstance(n, _EXITS) for n in _walk_same_scope(node.body)):
+        if any(isinstance(n, exits) for n in _walk_same_scope(node.body)):
             return True
     return False
+
+
+def raise_tests(node: ast.If) -> list[str]:
+    """Last components of the attributes an ``if <comparison>: ... raise`` compares: the
+    project index decides whether one of them is a counter. Only attributes count: a local
+    counter starts again on every call (a retry limit), an attribute (``self.n_calls``,
+    ``self.stats.api_calls``) carries over from turn to turn."""
+    found: list[str] = []
+    for compare in (n for n in ast.walk(node.test) if isinstance(n, ast.Compare)):
+        for side in (compare.left, *compare.comparators):
+            name = dotted(side)
+            if name and "." in name:
+                found.append(name.rpartition(".")[2])
+    return found
+
+
+def counters(tree: Tree) -> set[str]:
+    """Last components of the attributes the module steps (``self.n += 1``, ``self.cost =
+    self.cost + c``)."""
+    found: set[str] = set()
+    for step in tree.nodes(ast.AugAssign):
+        name = dotted(step.target) if isinstance(step.op, (ast.Add, ast.Sub)) else None
+        if name and "." in name:
+            found.add(name.rpartition(".")[2])
+    for assign in tree.nodes(ast.Assign):
+        name = dotted(assign.targets[0]) if len(assign.targets) == 1 else None
+        value = assign.value
+        if name and "." in name and isinstance(value, ast.BinOp) and dotted(value.left) == name:
+            found.add(name.rpartition(".")[2])
+    return found
 
 
 def _unbounded_iterable(loop: ast.For | ast.AsyncFor, imports: ImportMap) -> bool:
@@ -81,16 +193,40 @@ def _unbounded_iterable(loop: ast.For | ast.AsyncFor, imports: ImportMap) -> boo
     return dotted(it.func) == "iter" and len(it.args) == 2
 
 
+def _waits_for_person(loop: ast.While | ast.For | ast.AsyncFor, imports: ImportMap) -> bool:
+    """A read-eval-print loop: every turn waits for a person to type (``input()``). A prompt
+    under an ``if`` (a confirmation only some turns ask for) does not count."""
+    stack: list[ast.AST] = [*loop.body]
+    if isinstance(loop, ast.While):
+        stack.append(loop.test)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Call):
+            name = dotted(node.func)
+            if name in _PROMPTS or imports.resolve(name) in _PROMPTS:
+                return True
+        if not isinstance(node, (*SCOPE_NODES, ast.If, ast.IfExp, ast.Match)):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
 def is_bounded(
     loop: ast.For | ast.AsyncFor | ast.While,
     tree: Tree,
     imports: ImportMap,
     gates: list[ast.Call],
+    stoppers: list[ast.Call] = (),  # type: ignore[assignment]
+    infinite: frozenset[str] = frozenset(),
 ) -> bool:
-    """Whether ``loop`` cannot repeat its model calls forever."""
-    if any(ctx.loop is loop for gate in gates for ctx in tree.loops_of(gate)):
+    """Whether ``loop`` cannot repeat its model calls forever; ``stoppers`` are calls of
+    functions that raise on a limit."""
+    if any(ctx.loop is loop for gate in (*gates, *stoppers) for ctx in tree.loops_of(gate)):
+        return True
+    if _waits_for_person(loop, imports):
         return True
     if isinstance(loop, (ast.For, ast.AsyncFor)):
         return not _unbounded_iterable(loop, imports)
-    counters = _counters(loop)
-    return _compares_counter(loop.test, counters) or _exits_on_counter(loop, counters)
+    counters = _counters(loop.body)
+    return _compares_counter(loop.test, counters, infinite) or _exits_on_counter(
+        loop.body, counters, infinite, _EXITS
+    )

@@ -1,7 +1,9 @@
 """A cheap textual test that skips files which cannot contain findings.
 
-A file is analysed only if it imports a model client, tool framework or guardkit (any module named
-in the catalog), or binds a tool-ish dispatch table (``TOOLS = {``). Every pattern starts with a
+A file is analysed only if it imports a model client, tool framework or guardkit (any module
+named in the catalog), names a model endpoint (``/chat/completions``, ``/v1/messages``...: raw
+HTTP), hands ``tools=``/``functions=`` to something, or binds a tool-ish dispatch table
+(``TOOLS = {``); the project index asks for more modules afterwards. Every pattern starts with a
 literal (``import``, ``from``, ``=``) so the regular-expression engine can skip ahead quickly:
 on CPython's ``Lib/``-sized trees this test costs about as much as reading the files.
 """
@@ -11,12 +13,16 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .catalog import Catalog
+from .catalog import MODEL_ENDPOINTS, Catalog
 
 __all__ = ["might_match"]
 
 _ASSIGN_DICT = re.compile(rb"=[ \t]*\{")
 _TABLE_NAME = re.compile(rb"(?:tool|TOOL|Tool|function|FUNCTION)\w*[ \t]*$")
+#: a keyword argument (PEP 8 spacing: no blanks around ``=``), not an assignment
+_TOOLS_KEYWORD = re.compile(rb"(?:tools|functions)=[\[(\w]")
+_ENDPOINTS = tuple(e.encode() for e in MODEL_ENDPOINTS)
+_TABLE_WORDS = (b"tool", b"TOOL", b"Tool", b"function", b"FUNCTION")
 _BY_CATALOG: dict[int, tuple[Catalog, re.Pattern[bytes], re.Pattern[bytes]]] = {}
 
 
@@ -29,6 +35,8 @@ def _patterns(modules: frozenset[str]) -> tuple[re.Pattern[bytes], re.Pattern[by
 
 
 def _has_table(source: bytes) -> bool:
+    if not any(word in source for word in _TABLE_WORDS):
+        return False  # substring tests run at memchr speed; the regex below does not
     for match in _ASSIGN_DICT.finditer(source):
         start = match.start()
         if _TABLE_NAME.search(source, max(0, start - 80), start):
@@ -42,4 +50,10 @@ def might_match(source: bytes, catalog: Catalog) -> bool:
     if cached is None or cached[0] is not catalog:
         cached = _BY_CATALOG[id(catalog)] = (catalog, *_patterns(catalog.top_modules()))
     _, imports, froms = cached
-    return bool(imports.search(source) or froms.search(source) or _has_table(source))
+    if imports.search(source) or froms.search(source):
+        return True
+    if any(endpoint in source for endpoint in _ENDPOINTS):
+        return True
+    if (b"tools=" in source or b"functions=" in source) and _TOOLS_KEYWORD.search(source):
+        return True
+    return _has_table(source)

@@ -1,6 +1,6 @@
 """Find functions exposed to a model as tools: framework decorators, ``Tool(func=...)``
-objects and tool classes (``smolagents.Tool.forward``, ``BaseTool._run``, classes passed in
-``tools=[...]``).
+objects, tool classes (``smolagents.Tool.forward``, ``BaseTool._run``) and whatever the project
+index found handed to a model or an agent in ``tools=``/``functions=`` (in any module).
 """
 
 from __future__ import annotations
@@ -9,14 +9,13 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .catalog import TOOL_BASES, TOOL_CONSTRUCTORS
+from .catalog import SOURCE_CHECKED, TOOL_BASES, TOOL_CONSTRUCTORS
 from .guards import Guards
 from .tree import dotted
 
 __all__ = ["Dispatch", "ToolSite", "find_tools"]
 
 Def = ast.FunctionDef | ast.AsyncFunctionDef
-_CLASS_METHODS = ("forward", "run", "_run", "_arun", "__call__")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,20 +40,30 @@ class Dispatch:
     fixable: bool
 
 
-def find_tools(guards: Guards) -> tuple[list[ToolSite], list[Dispatch]]:
-    """Tools exposed by decorators, constructors and classes; MCP ``call_tool`` dispatchers."""
+def find_tools(
+    guards: Guards, flowed: frozenset[str] = frozenset()
+) -> tuple[list[ToolSite], list[Dispatch]]:
+    """Tools exposed by decorators, constructors and classes, and the module's definitions in
+    ``flowed`` (qualified names the project index saw handed to a model); MCP ``call_tool``
+    dispatchers."""
     tools: list[ToolSite] = []
     dispatches: list[Dispatch] = []
-    registered = _registered_classes(guards)
     tree = guards.tree
+    prefix = f"{guards.values.module}." if guards.values.module else ""
     functions: list[Def] = [*tree.nodes(ast.FunctionDef), *tree.nodes(ast.AsyncFunctionDef)]
     for func in functions:
         if func.decorator_list:
             _decorated(guards, func, tools, dispatches)
+        owner = tree.parent(func)
+        name = f"{owner.name}.{func.name}" if isinstance(owner, ast.ClassDef) else func.name
+        if prefix + name in flowed and (owner is tree.module or isinstance(owner, ast.ClassDef)):
+            gated = guards.function_gated(func)
+            how = "tool class" if isinstance(owner, ast.ClassDef) else "tool list or spec"
+            tools.append(ToolSite(name=name, node=func, how=how, gated=gated, fixable=True))
     for call in tree.nodes(ast.Call):
         tools.extend(_constructed(guards, call))
     for cls in tree.nodes(ast.ClassDef):
-        tools.extend(_class_tools(guards, cls, registered))
+        tools.extend(_class_tools(guards, cls))
     return tools, dispatches
 
 
@@ -71,13 +80,30 @@ def _decorated(guards: Guards, func: Def, tools: list[ToolSite], out: list[Dispa
     guard_at = [i for i, d in enumerate(func.decorator_list) if guards.is_guard(d, func)]
     above = bool(guard_at) and max(guard_at) < last_tool
     gated = (not above and bool(guard_at)) or func.name in guards.wrapped
-    gated = gated or guards.self_guarded(func)
+    gated = gated or guards.self_guarded(func) or guards.integration_gated(func)
     note = " (the guard decorator sits above the framework decorator)" if above else ""
+    checked = any(_source_checked(guards, d) for d in func.decorator_list)
+    note = _CHECKED_NOTE if checked else note
     tools.append(
         ToolSite(
-            name=func.name, node=func, how="decorator", gated=gated, fixable=not above, note=note
+            name=func.name,
+            node=func,
+            how="decorator",
+            gated=gated,
+            fixable=not above and not checked,
+            note=note,
         )
     )
+
+
+_CHECKED_NOTE = (
+    " (its framework checks the tool's source: gate it with the framework's guardkit integration)"
+)
+
+
+def _source_checked(guards: Guards, expr: ast.expr) -> bool:
+    target = expr.func if isinstance(expr, ast.Call) else expr
+    return guards.imports.resolve(dotted(target)) in SOURCE_CHECKED
 
 
 def _constructed(guards: Guards, call: ast.Call) -> Iterator[ToolSite]:
@@ -101,24 +127,11 @@ def _constructed(guards: Guards, call: ast.Call) -> Iterator[ToolSite]:
             yield ToolSite(name=func.name, node=func, how="Tool(...)", gated=gated, fixable=True)
 
 
-def _registered_classes(guards: Guards) -> set[str]:
-    names: set[str] = set()
-    for node in guards.tree.nodes(ast.keyword):
-        if node.arg != "tools":
-            continue
-        if isinstance(node.value, (ast.List, ast.Tuple)):
-            for elt in node.value.elts:
-                if isinstance(elt, ast.Call) and isinstance(elt.func, ast.Name):
-                    names.add(elt.func.id)
-    return names
-
-
-def _class_tools(guards: Guards, cls: ast.ClassDef, registered: set[str]) -> Iterator[ToolSite]:
+def _class_tools(guards: Guards, cls: ast.ClassDef) -> Iterator[ToolSite]:
     methods: tuple[str, ...] = ()
     for base in cls.bases:
         methods += TOOL_BASES.get(guards.imports.resolve(dotted(base)) or "", ())
-    if not methods and cls.name in registered:
-        methods = _CLASS_METHODS
+    checked = any(_source_checked(guards, base) for base in cls.bases)
     for item in cls.body:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in methods:
             gated = any(guards.is_guard(d, item) for d in item.decorator_list)
@@ -128,5 +141,6 @@ def _class_tools(guards: Guards, cls: ast.ClassDef, registered: set[str]) -> Ite
                 node=item,
                 how="tool class",
                 gated=gated,
-                fixable=True,
+                fixable=not checked,
+                note=_CHECKED_NOTE if checked else "",
             )

@@ -44,6 +44,8 @@ class Tree:
     def __init__(self, module: ast.Module) -> None:
         self.module = module
         self._parents: dict[ast.AST, ast.AST] = {}
+        #: node -> the innermost function containing it (filled by ``function_of``)
+        self._functions: dict[ast.AST, ast.AST] = {}
         self._by_type: dict[type[ast.AST], list[ast.AST]] = defaultdict(list)
         # One hand-rolled pass instead of many ast.walk() calls: ast.walk dominates the profile.
         stack: list[ast.AST] = [module]
@@ -84,22 +86,31 @@ class Tree:
 
     def function_of(self, node: ast.AST) -> ast.AST:
         """The innermost function (or lambda) containing ``node``, else the module."""
-        for parent, _ in self.ancestors(node):
-            if isinstance(parent, FUNCTION_NODES):
-                return parent
-        return self.module
+        # memoised along the path: the analysis asks this for most nodes, often repeatedly
+        known = self._functions
+        path: list[ast.AST] = []
+        current: ast.AST | None = self._parents.get(node)
+        found: ast.AST = self.module
+        while current is not None:
+            if current in known:
+                found = known[current]
+                break
+            if isinstance(current, FUNCTION_NODES):
+                found = current
+                break
+            path.append(current)
+            current = self._parents.get(current)
+        for item in path:
+            known[item] = found
+        return found
 
     def class_of(self, node: ast.AST) -> ast.ClassDef | None:
         """The class a method's body belongs to (skipping the method itself)."""
-        seen_function = False
-        for parent, _ in self.ancestors(node):
-            if isinstance(parent, ast.ClassDef):
-                return parent if seen_function else None
-            if isinstance(parent, FUNCTION_NODES):
-                if seen_function:
-                    return None
-                seen_function = True
-        return None
+        func = self.function_of(node)
+        if func is self.module:
+            return None
+        parent = self._parents.get(func)
+        return parent if isinstance(parent, ast.ClassDef) else None
 
     def statement_of(self, node: ast.AST) -> ast.stmt:
         """The innermost statement containing (or being) ``node``."""

@@ -10,25 +10,61 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from collections.abc import Mapping
+from functools import lru_cache
 
-from .catalog import REBINDERS, SESSIONS, TOOL_SERVER_CLIENTS, Catalog
+from .catalog import HTTP_CLIENTS, REBINDERS, SESSIONS, TOOL_SERVER_CLIENTS, Catalog
 from .imports import ImportMap
 from .tree import FUNCTION_NODES, Tree, dotted
 
-__all__ = ["GUARDKIT", "Values"]
+__all__ = ["CLASS", "FUNCTION", "GATED", "GUARDKIT", "Values"]
 
 GUARDKIT = "guardkit"
+#: the kind of a client, agent or server built with a guardkit integration: gated
+GATED = "gated"
+#: prefix of the "kind" of a reference to a project function (``self.complete = complete``)
+FUNCTION = "function:"
+#: prefix of the kind of an instance of a class that is not in the catalog
+CLASS = "class:"
 Def = ast.FunctionDef | ast.AsyncFunctionDef
 _ROUNDS = 3
+
+
+@lru_cache(maxsize=4096)
+def _parse_annotation(text: str) -> ast.expr | None:
+    try:
+        return ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
 
 
 class Values:
     """The kind of value (``"openai"``, ``"langchain"``, ``"guardkit"``...) names hold."""
 
-    def __init__(self, tree: Tree, imports: ImportMap, catalog: Catalog) -> None:
+    def __init__(
+        self,
+        tree: Tree,
+        imports: ImportMap,
+        catalog: Catalog,
+        module: str = "",
+        project: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> None:
         self.tree = tree
+        #: from the project index: ``function qualname -> {parameter: kind}`` and
+        #: ``class qualname -> {attribute: kind}`` (``Env.kinds``)
+        self.project = project or {}
         self.imports = imports
         self.catalog = catalog
+        self.module = module
+        self.classes: dict[str, ast.ClassDef] = {}
+        self._chains: dict[ast.AST, list[ast.AST]] = {}
+        gates = catalog.gates
+        #: local names through which a gate of the catalog can be reached (usually none)
+        self._gate_roots = {
+            local
+            for local, qualname in imports.names.items()
+            if qualname in gates or any(g.startswith(qualname + ".") for g in gates)
+        }
         self.scopes: dict[ast.AST, dict[str, str]] = defaultdict(dict)
         self.attrs: dict[ast.ClassDef, dict[str, str]] = defaultdict(dict)
         self.returns: dict[ast.AST, str] = {}
@@ -38,9 +74,15 @@ class Values:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[node.name] = node
             elif isinstance(node, ast.ClassDef):
+                self.classes[node.name] = node
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         self.methods[node][item.name] = item
+        # parameters are bound from their annotations once; the other bindings go round to a
+        # fixed point (a value assigned late in the module can feed one used earlier)
+        defs: list[Def] = [*tree.nodes(ast.FunctionDef), *tree.nodes(ast.AsyncFunctionDef)]
+        for func in defs:
+            self._bind_parameters(func)
         nodes = tree.nodes(*_BINDING_NODES)
         for _ in range(_ROUNDS):
             before = self._size()
@@ -54,12 +96,73 @@ class Values:
         return scopes, sum(len(a) for a in self.attrs.values()), len(self.returns)
 
     # -- evaluation -------------------------------------------------------------------------
+    def _attribute_kind(self, expr: ast.Attribute, at: ast.AST) -> str | None:
+        """``self.client``, or ``session.model`` on an instance of a project class (its
+        attributes from this module, or from the project index)."""
+        if isinstance(expr.value, ast.Name) and expr.value.id in {"self", "cls"}:
+            cls = self.tree.class_of(at)
+            return self.attrs[cls].get(expr.attr) if cls else None
+        base = self.kind(expr.value, at)
+        if not (base and base.startswith(CLASS)):
+            return None
+        qualname = base[len(CLASS) :]
+        local = self.classes.get(qualname.rpartition(".")[2])
+        if local is not None and self._local(local.name) == qualname:
+            return self.attrs[local].get(expr.attr)
+        return self.project.get(qualname, {}).get(expr.attr)
+
+    def _local(self, name: str) -> str:
+        return f"{self.module}.{name}" if self.module else name
+
+    def qualify(self, name: str | None) -> str | None:
+        """The qualified name of a dotted local name: imported, or defined in this module."""
+        if name is None:
+            return None
+        resolved = self.imports.resolve(name)
+        if resolved is not None:
+            return resolved
+        root = name.partition(".")[0]
+        if root in self.functions or root in self.classes:
+            return f"{self.module}.{name}" if self.module else name  # see summary.qualified
+        return None
+
+    def has_gate(self, call: ast.Call) -> bool:
+        """Whether a guardkit integration (the catalog's ``gates``) is among the arguments, as in
+        ``create_agent(..., middleware=[GuardMiddleware()])`` or ``guard_server(mcp)``."""
+        if not self._gate_roots:
+            return False
+        parts = [*call.args, *(k.value for k in call.keywords)]
+        if isinstance(call.func, ast.Attribute):
+            parts.append(call.func.value)
+        for part in parts:
+            for node in ast.walk(part):
+                name = dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+                if name and self.qualify(name) in self.catalog.gates:
+                    return True
+        return False
+
     def qualname_kind(self, qualname: str | None) -> str | None:
+        """The kind a call to ``qualname`` returns: a catalog kind, ``guardkit``, or
+        ``class:<qualname>`` for another class (so calls on it can be followed project-wide)."""
         if qualname is None:
             return None
         if qualname == GUARDKIT or qualname.startswith("guardkit."):
             return GUARDKIT
-        return self.catalog.client_kind(qualname) or TOOL_SERVER_CLIENTS.get(qualname)
+        known = self.catalog.client_kind(qualname) or TOOL_SERVER_CLIENTS.get(qualname)
+        known = known or HTTP_CLIENTS.get(qualname)
+        if known is None and self._in_project(qualname):
+            return CLASS + qualname
+        return known
+
+    def _in_project(self, qualname: str) -> bool:
+        """A class of this project: defined here, or in a module of the same top-level package
+        (how a relative import resolves); classes of other libraries are not followed."""
+        head, _, last = qualname.rpartition(".")
+        if not last[:1].isupper():
+            return False
+        if not self.module:
+            return head in {"", self.module}
+        return qualname.partition(".")[0] == self.module.partition(".")[0]
 
     def kind(self, expr: ast.AST, at: ast.AST) -> str | None:
         """The kind of value ``expr`` (located inside ``at``) evaluates to, if known."""
@@ -67,12 +170,14 @@ class Values:
             for scope in self._chain(at):
                 if expr.id in self.scopes.get(scope, {}):
                     return self.scopes[scope][expr.id]
+            if expr.id in self.functions:
+                return FUNCTION + self._local(expr.id)
+            if expr.id == "self":
+                cls = self.tree.class_of(at)
+                return CLASS + self._local(cls.name) if cls else None
             return None
         if isinstance(expr, ast.Attribute):
-            if isinstance(expr.value, ast.Name) and expr.value.id in {"self", "cls"}:
-                cls = self.tree.class_of(at)
-                return self.attrs[cls].get(expr.attr) if cls else None
-            return None
+            return self._attribute_kind(expr, at)
         if isinstance(expr, ast.Call):
             return self._call_kind(expr, at)
         if isinstance(expr, ast.Await):
@@ -90,16 +195,14 @@ class Values:
         if ann is None:
             return None
         if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-            try:
-                return self.annotation_kind(ast.parse(ann.value, mode="eval").body)
-            except SyntaxError:
-                return None
+            parsed = _parse_annotation(ann.value)
+            return self.annotation_kind(parsed) if parsed is not None else None
         if isinstance(ann, ast.Subscript):
             inner = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
             return next((k for k in map(self.annotation_kind, inner) if k), None)
         if isinstance(ann, ast.BinOp):
             return self.annotation_kind(ann.left) or self.annotation_kind(ann.right)
-        return self.qualname_kind(self.imports.resolve(dotted(ann)))
+        return self.qualname_kind(self.qualify(dotted(ann)))
 
     def callee(self, call: ast.Call, at: ast.AST) -> tuple[Def, int] | None:
         """The local function a call runs, and how many leading parameters it skips."""
@@ -113,7 +216,9 @@ class Values:
         return None
 
     def _call_kind(self, call: ast.Call, at: ast.AST) -> str | None:
-        found = self.qualname_kind(self.imports.resolve(dotted(call.func)))
+        found = self.qualname_kind(self.qualify(dotted(call.func)))
+        if found and found != GUARDKIT and self.has_gate(call):
+            return GATED
         if found:
             return found
         if isinstance(call.func, ast.Attribute) and call.func.attr in REBINDERS:
@@ -136,12 +241,14 @@ class Values:
         return None
 
     def _chain(self, at: ast.AST) -> list[ast.AST]:
-        chain: list[ast.AST] = [
-            p for p, _ in self.tree.ancestors(at) if isinstance(p, FUNCTION_NODES)
-        ]
-        if isinstance(at, FUNCTION_NODES):
-            chain.insert(0, at)
-        chain.append(self.tree.module)
+        """The scopes a name used at ``at`` is looked up in, innermost first."""
+        inner = at if isinstance(at, FUNCTION_NODES) else self.tree.function_of(at)
+        chain = self._chains.get(inner)
+        if chain is None:
+            chain = [inner] if inner is not self.tree.module else []
+            chain += [p for p, _ in self.tree.ancestors(inner) if isinstance(p, FUNCTION_NODES)]
+            chain.append(self.tree.module)
+            self._chains[inner] = chain
         return chain
 
     # -- binding ----------------------------------------------------------------------------
@@ -152,8 +259,6 @@ class Values:
             for item in node.items:
                 if item.optional_vars is not None:
                     self._store(item.optional_vars, self.kind(item.context_expr, node), node)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            self._bind_parameters(node)
         elif isinstance(node, ast.Return) and node.value is not None:
             found = self.kind(node.value, node)
             if found:
@@ -193,8 +298,11 @@ class Values:
         defaults: list[ast.expr | None] = [None] * (len(args.posonlyargs) + len(args.args))
         defaults[len(defaults) - len(args.defaults) :] = args.defaults
         defaults += args.kw_defaults
+        owner = self.tree.parent(func)
+        name = f"{owner.name}.{func.name}" if isinstance(owner, ast.ClassDef) else func.name
+        given = self.project.get(self._local(name), {})
         for param, default in zip(params, defaults, strict=True):
-            found = self.annotation_kind(param.annotation)
+            found = self.annotation_kind(param.annotation) or given.get(param.arg)
             if found is None and default is not None:
                 found = self.kind(default, func)
             if found:
@@ -228,8 +336,6 @@ _BINDING_NODES = (
     ast.NamedExpr,
     ast.With,
     ast.AsyncWith,
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
     ast.Return,
     ast.Call,
 )

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..findings import FileResult, Finding
 from ..rules import RULES
+from .paths import shown_path
 
 __all__ = ["render_sarif"]
 
@@ -32,11 +33,8 @@ def _version() -> str:
 
 
 def _uri(path: str, root: Path) -> str:
-    real = Path(path).resolve()
-    try:
-        return real.relative_to(root).as_posix()
-    except ValueError:
-        return real.as_uri()
+    shown = shown_path(path, str(root))
+    return Path(shown).resolve().as_uri() if Path(shown).is_absolute() else shown
 
 
 def _rule(rule: Any) -> dict[str, Any]:

@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 from ..findings import FileResult
+from .paths import shown_path as _rel
 
 __all__ = ["render_text"]
-
-
-def _rel(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
 
 
 def render_text(results: list[FileResult]) -> str:

@@ -27,23 +27,31 @@ class Valid:
 class Invalid:
     """A snippet the rule must flag at ``line``/``column`` (1-based line, 0-based column).
 
-    ``fixed`` is the code ``guardkit fix`` must produce, for rules with a codemod.
+    ``expected_fix`` is the code the rule's codemod (``FIXED_BY``) must turn it into; ``None``
+    means the finding is reported as not fixable and the codemod leaves the snippet alone.
     """
 
     code: str
     line: int
     column: int
     note: str = ""
-    fixed: str | None = None
+    expected_fix: str | None = None
 
 
 class Rule(abc.ABC):
-    """A static rule: a stable id, a message, an explanation, fix advice and examples."""
+    """A static rule: a stable id, a message, an explanation, fix advice and examples.
+
+    ``FIXED_BY`` is the one declaration of which codemod fixes the rule (the codemods read
+    their ``RULES`` from it); ``USE_INSTEAD`` is code the rule accepts, shown in the docs and
+    checked as a valid example; ``LIMITS`` says what the rule knowingly misses or over-reports.
+    """
 
     ID: ClassVar[str]
     MESSAGE: ClassVar[str]
     EXPLANATION: ClassVar[str]
     FIX: ClassVar[str]
+    USE_INSTEAD: ClassVar[str]
+    LIMITS: ClassVar[str]
     FIXED_BY: ClassVar[str | None] = None
     VALID: ClassVar[tuple[Valid, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 from ..analysis.facts import ModuleFacts
 from ..findings import Finding
-from .base import Invalid, Rule, Valid
+from . import _model_supplied_cost_examples as examples
+from .base import Rule
 
 
 class ModelSuppliedCost(Rule):
@@ -24,73 +25,13 @@ class ModelSuppliedCost(Rule):
         "amount after checking it against the request, or a `cost=` function in the policy. No "
         "automatic fix."
     )
-    VALID = (
-        Valid(
-            code="""
-            import guardkit
-            PRICES = {"search": 1}
-            def run(guard, name, args):
-                guard.authorize(name, args, PRICES[name])
-            """
-        ),
-        Valid(
-            code="""
-            import guardkit
-            @guardkit.tool(cost=2)
-            def search(q: str) -> str:
-                return q
-            """
-        ),
-        Valid(
-            code="""
-            import guardkit
-            def pay(agent, amount_cents: int):
-                agent.authorize("pay", {"amount": amount_cents}, cost=price_of("pay"))
-            """
-        ),
+    USE_INSTEAD = examples.USE_INSTEAD
+    LIMITS = (
+        "Only the `cost` of guard calls is checked, and only reads of the arguments in the same "
+        "function; a cost computed by a helper from the arguments is not followed."
     )
-    INVALID = (
-        Invalid(
-            code="""
-            import guardkit
-            def run(guard, name, args):
-                guard.authorize(name, args, args["cost"])
-            """,
-            line=3,
-            column=32,
-        ),
-        Invalid(
-            code="""
-            import json
-            import guardkit
-            def step(agent, tool_call):
-                args = json.loads(tool_call.function.arguments)
-                agent.request(tool_call.function.name, args, cost=args.get("cost", 0))
-            """,
-            line=5,
-            column=54,
-        ),
-        Invalid(
-            code="""
-            import guardkit
-            def transfer(guard, amount: int, to: str) -> None:
-                guard.authorize("transfer", {"to": to}, cost=amount)
-            """,
-            line=3,
-            column=49,
-            note="a parameter of the tool itself",
-        ),
-        Invalid(
-            code="""
-            import guardkit
-            def step(guard, tool_call):
-                guard.request("pay", {}, cost=tool_call.input["amount"])
-            """,
-            line=3,
-            column=34,
-            note="Anthropic tool_use input",
-        ),
-    )
+    VALID = examples.VALID
+    INVALID = examples.INVALID
 
     @classmethod
     def check(cls, facts: ModuleFacts, path: str) -> Iterator[Finding]:

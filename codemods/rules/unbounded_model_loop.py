@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 from ..analysis.facts import ModuleFacts
 from ..findings import Finding
-from .base import Invalid, Rule, Valid, header_end
+from . import _unbounded_model_loop_examples as examples
+from .base import Rule, header_end
 
 
 class UnboundedModelLoop(Rule):
@@ -26,176 +27,23 @@ class UnboundedModelLoop(Rule):
     )
     FIX = (
         "Count turns and stop at a limit, or gate each model call with "
-        '`guard.request("llm_turn", {})`. `guardkit fix` inserts a `_gk_turns` counter that '
-        "breaks out after `max-turns` iterations (BoundModelLoops)."
+        "`with guardkit.model_turn():` (the policy's `llm_turn` budget then bounds the loop). "
+        "`guardkit fix` turns `while True:` into `for _gk_turns in range(max_turns):` and gives "
+        "other `while` loops a `_gk_turns` counter; where the function returns a value, "
+        "running out of turns raises `RuntimeError` instead of returning `None` "
+        "(BoundModelLoops)."
+    )
+    USE_INSTEAD = examples.USE_INSTEAD
+    LIMITS = (
+        "A bound is recognised by its shape (a `range`, a counter compared against a limit, a "
+        "`max_*`/`*_limit` value, a method that raises on a limit); a bound hidden in a value "
+        "the analysis cannot follow (a limit read from a config object's `__getattr__`) is "
+        'missed and the loop reported. A limit that is infinite (`float("inf")`, '
+        "`math.inf`, `sys.maxsize`) is no bound."
     )
     FIXED_BY = "BoundModelLoops"
-    VALID = (
-        Valid(
-            code="""
-            import anthropic
-            client = anthropic.Anthropic()
-            for _ in range(10):
-                client.messages.create(model="m", messages=[])
-            """,
-            note="for over range()",
-        ),
-        Valid(
-            code="""
-            from openai import OpenAI
-            client = OpenAI()
-            turns = 0
-            while True:
-                turns += 1
-                if turns > 8:
-                    break
-                client.chat.completions.create(model="m", messages=[])
-            """,
-            note="a counter compared against a limit",
-        ),
-        Valid(
-            code="""
-            import litellm
-            def run(max_turns: int) -> None:
-                step = 0
-                while step < max_turns:
-                    litellm.completion(model="m", messages=[])
-                    step += 1
-            """
-        ),
-        Valid(
-            code="""
-            import guardkit
-            from openai import OpenAI
-            client = OpenAI()
-            while True:
-                turn = guardkit.current_agent().request("llm_turn", {})
-                if turn["decision"] != "allowed":
-                    break
-                client.responses.create(model="m", input="hi")
-            """,
-            note="gated by llm_turn",
-        ),
-        Valid(
-            code="""
-            def run(client):
-                while True:
-                    client.messages.create(model="m")
-            """,
-            note="an unannotated parameter is not known to be a model client",
-        ),
-        Valid(
-            code="""
-            import anthropic
-            client = anthropic.Anthropic()
-            while True:
-                item = queue.get()
-                print(item)
-            """,
-            note="no model call in the loop",
-        ),
-        Valid(
-            code="""
-            from langchain_anthropic import ChatAnthropic
-            class Agent:
-                llm: ChatAnthropic
-                max_iterations = 6
-                def run(self, messages):
-                    step = 0
-                    while True:
-                        step += 1
-                        if step >= self.max_iterations:
-                            return None
-                        messages.append(self.llm.invoke(messages))
-            """,
-            note="exit on a counter inside the body",
-        ),
-    )
-    INVALID = (
-        Invalid(
-            code="""
-            import anthropic
-            client = anthropic.Anthropic()
-            while True:
-                client.messages.create(model="m", messages=[])
-            """,
-            line=3,
-            column=0,
-        ),
-        Invalid(
-            code="""
-            from openai import AsyncOpenAI
-            class Agent:
-                def __init__(self) -> None:
-                    self.client = AsyncOpenAI(base_url="https://api.deepseek.com")
-                async def run(self, messages):
-                    done = False
-                    while not done:
-                        r = await self.client.chat.completions.create(model="ds", messages=messages)
-                        done = r.choices[0].finish_reason == "stop"
-            """,
-            line=7,
-            column=8,
-            note="DeepSeek via base_url, client on self",
-        ),
-        Invalid(
-            code="""
-            from langchain_openai import ChatOpenAI
-            llm = ChatOpenAI(model="gpt-4o").bind_tools([])
-            def agent(messages):
-                while messages[-1].tool_calls:
-                    messages.append(llm.invoke(messages))
-            """,
-            line=4,
-            column=4,
-        ),
-        Invalid(
-            code="""
-            import itertools
-            import ollama
-            for turn in itertools.count():
-                ollama.chat(model="llama3", messages=[])
-            """,
-            line=3,
-            column=0,
-        ),
-        Invalid(
-            code="""
-            from anthropic import Anthropic
-            def loop(client: Anthropic, messages) -> None:
-                while True:
-                    for block in client.messages.create(model="m", messages=messages).content:
-                        print(block)
-            """,
-            line=3,
-            column=4,
-            note="client passed in as an annotated parameter",
-        ),
-        Invalid(
-            code="""
-            import litellm
-            async def agent(messages):
-                response = await litellm.acompletion(model="m", messages=messages)
-                while response.choices[0].message.tool_calls:
-                    response = await litellm.acompletion(model="m", messages=messages)
-            """,
-            line=4,
-            column=4,
-            note="a condition the model controls",
-        ),
-        Invalid(
-            code="""
-            from google import genai
-            client = genai.Client()
-            chat = client.chats.create(model="gemini-2.0-flash")
-            while True:
-                print(chat.send_message(input("> ")).text)
-            """,
-            line=4,
-            column=0,
-            note="a Gemini chat session",
-        ),
-    )
+    VALID = examples.VALID
+    INVALID = examples.INVALID
 
     @classmethod
     def check(cls, facts: ModuleFacts, path: str) -> Iterator[Finding]:

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 from ..analysis.facts import ModuleFacts
 from ..findings import Finding
-from .base import Invalid, Rule, Valid, header_end
+from . import _unguarded_tool_examples as examples
+from .base import Rule, header_end
 
 
 class UnguardedTool(Rule):
@@ -27,205 +28,17 @@ class UnguardedTool(Rule):
         "`@mcp.tool()`), or call `guard.authorize(name, args, cost)` before dispatching. "
         "`guardkit fix` inserts the decorator (AddToolGuard)."
     )
+    USE_INSTEAD = examples.USE_INSTEAD
+    LIMITS = (
+        "A tool is found by how it reaches a model: a framework decorator or constructor, a "
+        "`tools=`/`functions=` list, a name->function registry or a registered tool class. A "
+        "tool registered through code the analysis cannot follow (`getattr`, string imports, "
+        "plugin entry points) is missed; a framework integration (middleware, hooks, toolsets) "
+        "gates every tool of the agent it is attached to."
+    )
     FIXED_BY = "AddToolGuard"
-    VALID = (
-        Valid(
-            code="""
-            import guardkit
-            from langchain_core.tools import tool
-            @tool
-            @guardkit.tool()
-            def search(query: str) -> str:
-                return query
-            """
-        ),
-        Valid(
-            code="""
-            import guardkit
-            from crewai.tools import tool
-            guarded = guardkit.tool(name="lookup")
-            @tool("lookup")
-            @guarded
-            def lookup(q: str) -> str:
-                return q
-            """,
-            note="wrapped indirectly through an alias",
-        ),
-        Valid(
-            code="""
-            import guardkit
-            from langchain.tools import Tool
-            def search(q: str) -> str:
-                return q
-            search_tool = Tool(name="search", func=guardkit.tool()(search), description="d")
-            """,
-            note="wrapped at registration",
-        ),
-        Valid(
-            code="""
-            from mcp.server.fastmcp import FastMCP
-            mcp = FastMCP("demo")
-            def helper(x: int) -> int:
-                return x
-            """,
-            note="a plain function is not a tool",
-        ),
-        Valid(
-            code="""
-            from smolagents import Tool
-            class Weather(Tool):
-                def forward(self, city: str) -> str:
-                    self.guard.authorize("weather", {"city": city}, 0)
-                    return city
-            """,
-            note="a tool that asks the guard itself",
-        ),
-        Valid(
-            code="""
-            import guardkit
-            from pydantic_ai import Agent
-            agent = guardkit.Agent()
-            @agent.tool()
-            def roll() -> int:
-                return 4
-            """,
-            note="agent.tool of a guardkit agent is the guard",
-        ),
-        Valid(
-            code="""
-            import guardkit
-            from fastmcp import FastMCP
-            mcp = FastMCP("files")
-            @mcp.tool()
-            @guardkit.tool()
-            def read_file(path: str) -> str:
-                return path
-            """
-        ),
-    )
-    INVALID = (
-        Invalid(
-            code="""
-            from langchain_core.tools import tool as lc_tool
-            @lc_tool
-            def search(query: str) -> str:
-                return query
-            """,
-            line=3,
-            column=0,
-        ),
-        Invalid(
-            code="""
-            from agents import function_tool
-            @function_tool
-            async def fetch(url: str) -> str:
-                return url
-            """,
-            line=3,
-            column=0,
-        ),
-        Invalid(
-            code="""
-            from mcp.server.fastmcp import FastMCP
-            mcp = FastMCP("files")
-            @mcp.tool()
-            def delete_file(path: str) -> None:
-                pass
-            """,
-            line=4,
-            column=0,
-        ),
-        Invalid(
-            code="""
-            from smolagents import Tool
-            class Weather(Tool):
-                name = "weather"
-                def forward(self, city: str) -> str:
-                    return city
-            """,
-            line=4,
-            column=4,
-        ),
-        Invalid(
-            code="""
-            import guardkit
-            from langchain_core.tools import tool
-            @guardkit.tool()
-            @tool
-            def search(q: str) -> str:
-                return q
-            """,
-            line=5,
-            column=0,
-            note="guard above the framework decorator",
-        ),
-        Invalid(
-            code="""
-            from langchain.tools import Tool
-            def search(q: str) -> str:
-                return q
-            tools = [Tool(name="search", func=search, description="web search")]
-            """,
-            line=2,
-            column=0,
-        ),
-        Invalid(
-            code="""
-            from pydantic_ai import Agent
-            agent = Agent("openai:gpt-4o")
-            @agent.tool_plain
-            def roll() -> int:
-                return 4
-            """,
-            line=4,
-            column=0,
-        ),
-        Invalid(
-            code="""
-            from crewai.tools import tool
-            @tool("Search the web")
-            def search(query: str) -> str:
-                return query
-            """,
-            line=3,
-            column=0,
-            note="CrewAI",
-        ),
-        Invalid(
-            code="""
-            from smolagents import tool
-            @tool
-            def get_time(zone: str) -> str:
-                return zone
-            """,
-            line=3,
-            column=0,
-            note="smolagents",
-        ),
-        Invalid(
-            code="""
-            from openai import OpenAI
-            class Calculator:
-                def run(self, expression: str) -> str:
-                    return expression
-            client = OpenAI()
-            agent = make_agent(client, tools=[Calculator()])
-            """,
-            line=3,
-            column=4,
-            note="a class registered in tools=[...]",
-        ),
-        Invalid(
-            code="""
-            def get_time(zone: str) -> str:
-                return zone
-            TOOL_FUNCTIONS = {"get_time": get_time}
-            """,
-            line=1,
-            column=0,
-            note="a tool table handed to a loop elsewhere",
-        ),
-    )
+    VALID = examples.VALID
+    INVALID = examples.INVALID
 
     @classmethod
     def check(cls, facts: ModuleFacts, path: str) -> Iterator[Finding]:

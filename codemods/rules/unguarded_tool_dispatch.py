@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from ..analysis.facts import ModuleFacts
 from ..findings import Finding
-from .base import Invalid, Rule, Valid
+from . import _unguarded_tool_dispatch_examples as examples
+from .base import Rule
 
 
 class UnguardedToolDispatch(Rule):
@@ -24,140 +25,16 @@ class UnguardedToolDispatch(Rule):
         "return the denial to the model as the tool result), or wrap every function in the table "
         "with `@guardkit.tool()`. `guardkit fix` decorates the functions defined in the module."
     )
+    USE_INSTEAD = examples.USE_INSTEAD
+    LIMITS = (
+        "A dispatch is a call whose callee is picked by a model-chosen name (a registry "
+        "lookup, an `if name == ...` chain on a tool call's name). A guard request anywhere "
+        "earlier in the same function counts for the dispatch; tables that are not keyed by "
+        "tool names (config, event types) are not dispatch."
+    )
     FIXED_BY = "AddToolGuard"
-    VALID = (
-        Valid(
-            code="""
-            import anthropic
-            client = anthropic.Anthropic()
-            def search(q): return q
-            TOOLS = {"search": search}
-            def step(guard, block):
-                guard.authorize(block.name, block.input, 0)
-                return TOOLS[block.name](**block.input)
-            """
-        ),
-        Valid(
-            code="""
-            import guardkit
-            @guardkit.tool()
-            def search(q): return q
-            TOOL_MAP = {"search": search}
-            def run(name, args):
-                return TOOL_MAP[name](**args)
-            """,
-            note="every function in the table is guarded",
-        ),
-        Valid(
-            code="""
-            COMMANDS = {"start": print}
-            def main(cmd):
-                COMMANDS[cmd]("x")
-            """,
-            note="a command table in a non-agent module",
-        ),
-        Valid(
-            code="""
-            import openai
-            def greet(): return "hi"
-            if __name__ == "__main__":
-                greet()
-            """,
-            note="__name__ is not a tool name",
-        ),
-        Valid(
-            code="""
-            import anthropic
-            from tools import search
-            client = anthropic.Anthropic()
-            def run(guard, block):
-                client.messages.create(model="m", messages=[])
-                guard.authorize(block.name, block.input, 1)
-                if block.name == "search":
-                    return search(**block.input)
-            """,
-            note="the branch runs after a guard request",
-        ),
-        Valid(
-            code="""
-            import anthropic
-            from tools import search
-            client = anthropic.Anthropic()
-            def run(guard, block):
-                client.messages.create(model="m", messages=[])
-                guard.authorize("search", block.input, 1)
-                if block.name == "search":
-                    return search(**block.input)
-            """,
-            note="a request naming this tool",
-        ),
-    )
-    INVALID = (
-        Invalid(
-            code="""
-            import openai
-            client = openai.OpenAI()
-            def get_weather(city): return city
-            available_functions = {"get_weather": get_weather}
-            def handle(call):
-                fn = available_functions[call.function.name]
-                return fn(city="x")
-            """,
-            line=7,
-            column=11,
-        ),
-        Invalid(
-            code="""
-            import anthropic
-            from tools import search
-            client = anthropic.Anthropic()
-            def run(block):
-                if block.name == "search":
-                    return search(**block.input)
-                return client.messages.create(model="m", messages=[])
-            """,
-            line=6,
-            column=15,
-            note="an if-chain reaching an imported function",
-        ),
-        Invalid(
-            code="""
-            from mcp.server import Server
-            server = Server("files")
-            @server.call_tool()
-            async def call_tool(name: str, arguments: dict):
-                return []
-            """,
-            line=4,
-            column=0,
-            note="low-level MCP handler",
-        ),
-        Invalid(
-            code="""
-            def lookup(q): return q
-            TOOL_REGISTRY = {"lookup": lookup}
-            def dispatch(name, args):
-                return TOOL_REGISTRY.get(name)(**args)
-            """,
-            line=4,
-            column=11,
-        ),
-        Invalid(
-            code="""
-            import anthropic
-            from tools import search
-            client = anthropic.Anthropic()
-            def run(guard, block):
-                client.messages.create(model="m", messages=[])
-                guard.authorize("lookup", block.input, 1)
-                if block.name == "search":
-                    return search(**block.input)
-            """,
-            line=8,
-            column=15,
-            note="a request for a different tool does not count",
-        ),
-    )
+    VALID = examples.VALID
+    INVALID = examples.INVALID
 
     @classmethod
     def check(cls, facts: ModuleFacts, path: str) -> Iterator[Finding]:

@@ -12,7 +12,6 @@ __all__ = ["AddToolGuard"]
 
 class AddToolGuard(FindingCodemod):
     DESCRIPTION = "Add @guardkit.tool() below framework decorators of unguarded tool functions."
-    RULES = ("GK201",)
 
     def leave_FunctionDef(
         self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef

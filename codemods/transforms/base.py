@@ -15,23 +15,46 @@ import libcst as cst
 from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
 from libcst.metadata import PositionProvider
 
+from ..analysis.project import Env
 from ..config import Config
-from ..engine import scan_source
+from ..rules import RULES as RULE_CLASSES
+from ..scanner import analyse_source
 
-__all__ = ["FindingCodemod"]
+__all__ = ["FindingCodemod", "rules_fixed_by"]
+
+
+def rules_fixed_by(codemod: str) -> tuple[str, ...]:
+    """The ids of the rules whose ``FIXED_BY`` names ``codemod`` (the one declaration)."""
+    return tuple(rule.ID for rule in RULE_CLASSES if codemod == rule.FIXED_BY)
 
 
 class FindingCodemod(VisitorBasedCodemodCommand):
-    """Fix the fixable findings of ``RULES`` at their start positions."""
+    """Fix the fixable findings of ``RULES`` at their start positions.
+
+    ``RULES`` is derived from the rules' ``FIXED_BY`` when a subclass is defined.
+    """
 
     RULES: ClassVar[tuple[str, ...]] = ()
     METADATA_DEPENDENCIES = (PositionProvider,)
 
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.RULES = rules_fixed_by(cls.__name__)
+
     def __init__(
-        self, context: CodemodContext, max_turns: int = 25, config: Config | None = None
+        self,
+        context: CodemodContext,
+        max_turns: int = 25,
+        config: Config | None = None,
+        env: Env | None = None,
+        module_name: str = "",
     ) -> None:
         super().__init__(context)
         self.config = config or Config(max_turns=max_turns)
+        #: the module's environment in the project (``None``: analysed on its own)
+        self.env = env
+        self.module_name = module_name
+        self.is_package = (context.filename or "").endswith("__init__.py")
         self.targets: set[tuple[int, int]] = set()
 
     @staticmethod
@@ -40,13 +63,19 @@ class FindingCodemod(VisitorBasedCodemodCommand):
             "--max-turns", type=int, default=25, help="turn limit for BoundModelLoops"
         )
 
-    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+    def finding_targets(self, code: str) -> set[tuple[int, int]]:
+        """Start positions of the fixable findings of ``RULES`` in ``code``."""
         path = self.context.filename or "<module>"
         config = Config(
             select=self.RULES, max_turns=self.config.max_turns, catalog=self.config.catalog
         )
-        result = scan_source(tree.code, path, config)
-        self.targets = {(f.line, f.column) for f in result.findings if f.fixable}
+        result, _, _ = analyse_source(
+            code.encode(), path, config, name=self.module_name, env=self.env, force=True
+        )
+        return {(f.line, f.column) for f in result.findings if f.fixable}
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        self.targets = self.finding_targets(tree.code)
         if not self.targets:
             raise SkipFile("nothing to fix")
         return tree.visit(self)

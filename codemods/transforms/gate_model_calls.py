@@ -1,85 +1,90 @@
-"""GateModelCalls: ask the guard for an ``llm_turn`` before each ungated model call.
+"""GateModelCalls: run each ungated model call inside ``guardkit.model_turn()``.
 
-Inserted before the statement holding the call::
+The statement holding the call (or the hand-written retry loop around it, so a retried attempt
+is not charged twice) is wrapped (a ``with`` statement takes the gate as its first item)::
 
-    _gk_turn = guardkit.current_agent().request("llm_turn", {})
-    if _gk_turn["decision"] != "allowed":
-        break          # inside a loop: stop the agent loop
-        # outside a loop: raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
+    with guardkit.model_turn():          # async with ... in a coroutine
+        reply = client.messages.create(...)
+
+``guardkit.model_turn()`` asks the current agent's guard for an ``llm_turn`` and raises
+``guardkit.TurnDenied`` when it is denied, so a denial stops the agent loop without changing
+what any function returns. A call inside a function a retry decorator wraps is gated at its
+callers instead (the analysis reports the callers' calls as the turn).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import ast
 
 import libcst as cst
+from libcst.codemod import SkipFile
 from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import PositionProvider
 
+from ..analysis.facts import analyze
 from .base import FindingCodemod
 
 __all__ = ["GateModelCalls"]
 
-_REQUEST = '_gk_turn = guardkit.current_agent().request("llm_turn", {})\n'
-_STOP_LOOP = 'if _gk_turn["decision"] != "allowed":\n    break\n'
-_STOP_CALL = (
-    'if _gk_turn["decision"] != "allowed":\n'
-    '    raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])\n'
-)
-_STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
-_BARRIERS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-_LOOPS = (cst.For, cst.While)
-
-
-@dataclass(slots=True)
-class _Frame:
-    in_loop: bool
-    gate: bool = False
+_GATE = "guardkit.model_turn()"
 
 
 class GateModelCalls(FindingCodemod):
-    DESCRIPTION = "Gate model calls with guardkit.current_agent().request('llm_turn', {})."
-    RULES = ("GK102",)
+    DESCRIPTION = "Run ungated model calls inside `with guardkit.model_turn():`."
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        self._frames: list[_Frame] = []
-        self._loops: list[bool] = []
-        return super().transform_module_impl(tree)
+        calls = self.finding_targets(tree.code)
+        facts = analyze(
+            ast.parse(tree.code),
+            self.config.catalog,
+            name=self.module_name,
+            is_package=self.is_package,
+            env=self.env,
+        )
+        self.wraps = {
+            (c.wrap.lineno, c.wrap.col_offset)
+            for c in facts.model_calls
+            if c.wrap is not None and (c.node.lineno, c.node.col_offset) in calls
+        }
+        if not self.wraps:
+            raise SkipFile("nothing to fix")
+        self._async: list[bool] = []
+        return tree.visit(self)
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, _STATEMENTS):
-            self._frames.append(_Frame(in_loop=bool(self._loops) and self._loops[-1]))
-        if isinstance(node, _BARRIERS):
-            self._loops.append(False)
-        elif isinstance(node, _LOOPS):
-            self._loops.append(True)
-        if isinstance(node, cst.Call) and self._frames and self.is_target(node):
-            self._frames[-1].gate = True
-        return super().on_visit(node)
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._async.append(node.asynchronous is not None)
 
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        if isinstance(node, _LOOPS) and attribute == "orelse":
-            self._loops.append(False)
-        super().on_visit_attribute(node, attribute)
+    def leave_FunctionDef(
+        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
+    ) -> cst.FunctionDef:
+        self._async.pop()
+        return updated_node
 
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        if isinstance(original_node, _LOOPS) and attribute == "orelse":
-            self._loops.pop()
-        super().on_leave_attribute(original_node, attribute)
-
-    # libcst's matcher base declares on_leave without FlattenSentinel, CSTTransformer with it.
     def on_leave(  # type: ignore[override]
         self, original_node: cst.CSTNodeT, updated_node: cst.CSTNodeT
     ) -> cst.CSTNodeT | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNodeT]:
         result = super().on_leave(original_node, updated_node)
-        if isinstance(original_node, (*_BARRIERS, *_LOOPS)):
-            self._loops.pop()
-        if not isinstance(original_node, _STATEMENTS):
+        if not isinstance(original_node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             return result
-        frame = self._frames.pop()
-        if not (frame.gate and isinstance(result, _STATEMENTS)):
+        start = self.get_metadata(PositionProvider, original_node).start
+        if (start.line, start.column) not in self.wraps or not isinstance(
+            result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+        ):
             return result
         AddImportsVisitor.add_needed_import(self.context, "guardkit")
-        request = cst.parse_statement(_REQUEST).with_changes(leading_lines=result.leading_lines)
-        stop = cst.parse_statement(_STOP_LOOP if frame.in_loop else _STOP_CALL)
-        gated = [request, stop, result.with_changes(leading_lines=())]
-        return cst.FlattenSentinel(gated)  # type: ignore[arg-type]  # statements replace a statement
+        is_async = bool(self._async) and self._async[-1]
+        if isinstance(result, cst.With) and (result.asynchronous is not None) == is_async:
+            # ``with client.messages.stream(...) as s:`` takes the gate as its first item:
+            # no block is re-indented
+            first = cst.WithItem(
+                item=cst.parse_expression(_GATE),
+                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+            )
+            return result.with_changes(items=[first, *result.items])
+        gate = cst.With(
+            items=[cst.WithItem(item=cst.parse_expression(_GATE))],
+            body=cst.IndentedBlock(body=[result.with_changes(leading_lines=())]),
+            asynchronous=cst.Asynchronous() if is_async else None,
+            leading_lines=result.leading_lines,
+        )
+        return gate  # type: ignore[return-value]  # a statement replaces a statement

@@ -78,12 +78,12 @@ def test_tool_class_method_and_dispatch_table_functions() -> None:
         AddToolGuard,
         """
         import anthropic
-        from smolagents import Tool
+        from langchain_core.tools import BaseTool
 
-        class Weather(Tool):
+        class Weather(BaseTool):
             name = "weather"
 
-            def forward(self, city: str) -> str:
+            def _run(self, city: str) -> str:
                 return city
 
         def add(a: int, b: int) -> int:
@@ -96,14 +96,14 @@ def test_tool_class_method_and_dispatch_table_functions() -> None:
         """,
         """
         import anthropic
-        from smolagents import Tool
+        from langchain_core.tools import BaseTool
         import guardkit
 
-        class Weather(Tool):
+        class Weather(BaseTool):
             name = "weather"
 
             @guardkit.tool()
-            def forward(self, city: str) -> str:
+            def _run(self, city: str) -> str:
                 return city
 
         @guardkit.tool()
@@ -121,6 +121,31 @@ def test_tool_class_method_and_dispatch_table_functions() -> None:
 @pytest.mark.parametrize(
     "code",
     [
+        pytest.param(
+            """
+            from smolagents import tool
+            @tool
+            def wipe(path: str) -> str:
+                \"\"\"Wipe.
+
+                Args:
+                    path: what to wipe.
+                \"\"\"
+                return path
+            """,
+            id="smolagents-validates-the-source-so-no-decorator",
+        ),
+        pytest.param(
+            """
+            import inspect
+            from langchain_core.tools import tool
+            @tool
+            def search(q: str) -> str:
+                return q
+            STORED = {"search": inspect.getsource(search)}
+            """,
+            id="a-module-that-reads-tool-source-gets-no-decorator",
+        ),
         pytest.param(
             """
             import guardkit

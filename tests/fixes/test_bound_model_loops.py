@@ -7,7 +7,7 @@ from guardkit.codemods.testing import assert_codemod
 from guardkit.codemods.transforms import BoundModelLoops
 
 
-def test_while_true_gets_a_counter() -> None:
+def test_while_true_becomes_a_counted_range() -> None:
     assert_codemod(
         BoundModelLoops,
         """
@@ -33,14 +33,61 @@ def test_while_true_gets_a_counter() -> None:
         def run(messages):
 
             # the agent loop
-            _gk_turns = 0
-            while True:  # until the model stops
-                _gk_turns += 1
-                if _gk_turns > 25:  # guardkit: turn limit
-                    break
+            for _gk_turns in range(25):  # until the model stops
                 response = client.messages.create(model="m", messages=messages)
                 if response.stop_reason != "tool_use":
                     break
+        """,
+    )
+
+
+def test_a_function_that_returns_the_loops_result_still_returns_it() -> None:
+    """No bare ``break``: running out of turns raises instead of returning ``None``."""
+    assert_codemod(
+        BoundModelLoops,
+        """
+        import anthropic
+
+        client = anthropic.Anthropic()
+
+
+        def run(messages):
+            while True:
+                reply = client.messages.create(model="m", messages=messages)
+                if reply.stop_reason != "tool_use":
+                    return reply.content
+
+
+        def drain(messages, done=False):
+            while not done:
+                reply = client.messages.create(model="m", messages=messages)
+                done = reply.stop_reason != "tool_use"
+            return reply
+        """,
+        """
+        import anthropic
+
+        client = anthropic.Anthropic()
+
+
+        def run(messages):
+            for _gk_turns in range(25):
+                reply = client.messages.create(model="m", messages=messages)
+                if reply.stop_reason != "tool_use":
+                    return reply.content
+            else:
+                raise RuntimeError("agent loop stopped after 25 turns (guardkit fix)")
+
+
+        def drain(messages, done=False):
+            _gk_turns_2 = 0
+            while not done:
+                _gk_turns_2 += 1
+                if _gk_turns_2 > 25:  # guardkit: turn limit
+                    raise RuntimeError("agent loop stopped after 25 turns (guardkit fix)")
+                reply = client.messages.create(model="m", messages=messages)
+                done = reply.stop_reason != "tool_use"
+            return reply
         """,
     )
 

@@ -17,11 +17,7 @@ class TestBoundModelLoops(CodemodTest):
         """
         after = """
             import ollama
-            _gk_turns = 0
-            while True:
-                _gk_turns += 1
-                if _gk_turns > 3:  # guardkit: turn limit
-                    break
+            for _gk_turns in range(3):
                 ollama.chat(model="llama3", messages=[])
         """
         self.assertCodemod(before, after, max_turns=3)

@@ -4,9 +4,9 @@ here, so the programs come from a small grammar of agent code instead of arbitra
 
 from __future__ import annotations
 
-from guardkit.codemods.engine import scan_source
 from guardkit.codemods.fixer import fix_source
 from guardkit.codemods.rules import RULES
+from guardkit.codemods.scanner import scan_source
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -35,13 +35,15 @@ def test_fix_write_compiles_and_rescans_clean(agent_repo: Path) -> None:
     for path in agent_repo.rglob("*.py"):
         compile(path.read_text(), str(path), "exec")  # raises SyntaxError if the fix broke it
     after = _scan_json(agent_repo)
-    left = [f for f in after["findings"] if f["rule"] in FIXED_RULES]
+    left = [f for f in after["findings"] if f["rule"] in FIXED_RULES and f["fixable"]]
     assert left == []
     # what remains is the advice no codemod can apply: the now-guarded tools raise on denial
-    # inside the loops, and the loops should hand that back to the model (GK302)
+    # inside the loops, and the loops should hand that back to the model (GK302); a whole
+    # Runner.run is not one turn (the Agents SDK integration gates it: a follow-up)
     assert {(Path(f["path"]).name, f["rule"]) for f in after["findings"]} == {
         ("anthropic_loop.py", "GK302"),
         ("litellm_loop.py", "GK302"),
+        ("agents_sdk.py", "GK102"),
     }
 
     again = CliRunner().invoke(fix_command, [str(agent_repo)])
@@ -65,7 +67,8 @@ def test_diff_is_the_default_and_writes_nothing(agent_repo: Path) -> None:
     result = CliRunner().invoke(fix_command, [str(agent_repo)])
     assert result.exit_code == 1
     assert "+@guardkit.tool()" in result.output
-    assert "+        _gk_turns = 0" in result.output
+    assert "+    _gk_turns = 0" in result.output
+    assert "+        for _gk_turns in range(25):" in result.output
     assert {p: p.read_text() for p in agent_repo.rglob("*.py")} == original
 
 
@@ -113,4 +116,5 @@ def test_guardkit_cli_subprocess_fix_then_scan(agent_repo: Path) -> None:
         check=False,
         cwd=agent_repo,
     )
-    assert scanned.returncode == 0, scanned.stdout + scanned.stderr
+    assert "[*]" not in scanned.stdout, scanned.stdout  # nothing fixable is left
+    assert "Runner.run" in scanned.stdout  # the follow-up: the Agents SDK integration

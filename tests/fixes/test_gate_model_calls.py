@@ -7,7 +7,7 @@ from guardkit.codemods.testing import assert_codemod
 from guardkit.codemods.transforms import GateModelCalls
 
 
-def test_call_in_loop_breaks_and_call_outside_raises() -> None:
+def test_the_statement_holding_the_call_runs_inside_model_turn() -> None:
     assert_codemod(
         GateModelCalls,
         """
@@ -36,23 +36,19 @@ def test_call_in_loop_breaks_and_call_outside_raises() -> None:
         def loop(messages):
             for _ in range(10):
                 # ask the model
-                _gk_turn = guardkit.current_agent().request("llm_turn", {})
-                if _gk_turn["decision"] != "allowed":
-                    break
-                reply = client.chat.completions.create(model="deepseek-chat", messages=messages)
+                with guardkit.model_turn():
+                    reply = client.chat.completions.create(model="deepseek-chat", messages=messages)
                 messages.append(reply)
 
 
         def once(prompt):
-            _gk_turn = guardkit.current_agent().request("llm_turn", {})
-            if _gk_turn["decision"] != "allowed":
-                raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
-            return client.chat.completions.create(model="deepseek-chat", messages=[prompt])
+            with guardkit.model_turn():
+                return client.chat.completions.create(model="deepseek-chat", messages=[prompt])
         """,
     )
 
 
-def test_each_call_gets_its_own_gate_and_loop_else_is_outside_the_loop() -> None:
+def test_async_code_gets_async_with_and_each_call_its_own_gate() -> None:
     assert_codemod(
         GateModelCalls,
         """
@@ -64,25 +60,24 @@ def test_each_call_gets_its_own_gate_and_loop_else_is_outside_the_loop() -> None
                 second = await litellm.acompletion(model="b", messages=[first])
             else:
                 await litellm.acompletion(model="c", messages=[])
+        def sync_helper():
+            return litellm.completion(model="d", messages=[])
         """,
         """
         import guardkit
         import litellm
         async def agent(messages):
             for m in messages:
-                _gk_turn = guardkit.current_agent().request("llm_turn", {})
-                if _gk_turn["decision"] != "allowed":
-                    break
-                first = await litellm.acompletion(model="a", messages=[m])
-                _gk_turn = guardkit.current_agent().request("llm_turn", {})
-                if _gk_turn["decision"] != "allowed":
-                    break
-                second = await litellm.acompletion(model="b", messages=[first])
+                async with guardkit.model_turn():
+                    first = await litellm.acompletion(model="a", messages=[m])
+                async with guardkit.model_turn():
+                    second = await litellm.acompletion(model="b", messages=[first])
             else:
-                _gk_turn = guardkit.current_agent().request("llm_turn", {})
-                if _gk_turn["decision"] != "allowed":
-                    raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
-                await litellm.acompletion(model="c", messages=[])
+                async with guardkit.model_turn():
+                    await litellm.acompletion(model="c", messages=[])
+        def sync_helper():
+            with guardkit.model_turn():
+                return litellm.completion(model="d", messages=[])
         """,
     )
 
@@ -106,15 +101,84 @@ def test_with_statement_and_nested_function_in_loop() -> None:
         client = anthropic.Anthropic()
         while True:
             def helper():
-                _gk_turn = guardkit.current_agent().request("llm_turn", {})
-                if _gk_turn["decision"] != "allowed":
-                    raise guardkit.ActionDenied(_gk_turn["action_id"], _gk_turn["reason"])
-                return client.messages.create(model="m", messages=[])
-            _gk_turn = guardkit.current_agent().request("llm_turn", {})
-            if _gk_turn["decision"] != "allowed":
-                break
-            with client.messages.stream(model="m", messages=[]) as stream:
+                with guardkit.model_turn():
+                    return client.messages.create(model="m", messages=[])
+            with guardkit.model_turn(), client.messages.stream(model="m", messages=[]) as stream:
                 pass
+        """,
+    )
+
+
+def test_a_retried_provider_helper_is_gated_at_its_callers() -> None:
+    """tenacity runs the helper again on errors: a gate inside would charge every attempt and
+    retry a denial with back-off; the agent's turn is the call of the helper."""
+    assert_codemod(
+        GateModelCalls,
+        """
+        import anthropic
+        from tenacity import retry, stop_after_attempt
+
+        client = anthropic.Anthropic()
+
+
+        @retry(stop=stop_after_attempt(3))
+        def complete(messages):
+            return client.messages.create(model="m", messages=messages)
+
+
+        def turn(messages):
+            reply = complete(messages)
+            messages.append(reply)
+        """,
+        """
+        import anthropic
+        from tenacity import retry, stop_after_attempt
+        import guardkit
+
+        client = anthropic.Anthropic()
+
+
+        @retry(stop=stop_after_attempt(3))
+        def complete(messages):
+            return client.messages.create(model="m", messages=messages)
+
+
+        def turn(messages):
+            with guardkit.model_turn():
+                reply = complete(messages)
+            messages.append(reply)
+        """,
+    )
+
+
+def test_a_hand_written_retry_loop_is_gated_as_a_whole() -> None:
+    assert_codemod(
+        GateModelCalls,
+        """
+        import time
+        import litellm
+
+        def ask(messages):
+            for attempt in range(3):
+                try:
+                    return litellm.completion(model="m", messages=messages)
+                except litellm.RateLimitError:
+                    time.sleep(2**attempt)
+            raise RuntimeError("no reply")
+        """,
+        """
+        import time
+        import litellm
+        import guardkit
+
+        def ask(messages):
+            with guardkit.model_turn():
+                for attempt in range(3):
+                    try:
+                        return litellm.completion(model="m", messages=messages)
+                    except litellm.RateLimitError:
+                        time.sleep(2**attempt)
+            raise RuntimeError("no reply")
         """,
     )
 
@@ -134,6 +198,17 @@ def test_with_statement_and_nested_function_in_loop() -> None:
                 return client.messages.create(model="m", messages=[])
             """,
             id="already-gated",
+        ),
+        pytest.param(
+            """
+            import anthropic
+            import guardkit
+            client = anthropic.AsyncAnthropic()
+            async def ask():
+                async with guardkit.model_turn():
+                    return await client.messages.create(model="m", messages=[])
+            """,
+            id="already-gated-async",
         ),
         pytest.param(
             """
@@ -158,6 +233,17 @@ def test_with_statement_and_nested_function_in_loop() -> None:
                 return client.messages.create(model="m", messages=[])
             """,
             id="unknown-receiver",
+        ),
+        pytest.param(
+            """
+            import backoff
+            import openai
+            client = openai.OpenAI()
+            @backoff.on_exception(backoff.expo, openai.RateLimitError)
+            def complete(messages):
+                return client.chat.completions.create(model="m", messages=messages)
+            """,
+            id="retried-helper-without-callers-is-a-follow-up",
         ),
     ],
 )

@@ -1,6 +1,6 @@
 """The code the codemods insert runs against guardkit's real runtime (the names they rely on:
-``guardkit.current_agent``, ``AgentGuard.request`` returning a dict, ``guardkit.tool()``,
-``guardkit.ActionDenied(action_id, reason)``)."""
+``guardkit.model_turn()`` as a context manager that raises ``guardkit.TurnDenied`` when the
+turn is denied, ``guardkit.tool()``, ``guardkit.current_agent``)."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def _agent(turns: int) -> Any:
 
 def test_gate_stops_the_loop_when_the_turn_budget_is_spent(fixed: dict[str, Any]) -> None:
     calls: list[str] = []
-    with guardkit.use_agent(_agent(turns=3)):
+    with guardkit.use_agent(_agent(turns=3)), pytest.raises(guardkit.TurnDenied):
         fixed["run"](calls)
     assert calls == ["reply"] * 3
 
@@ -88,15 +88,15 @@ def test_inserted_counter_bounds_the_loop_even_when_the_guard_allows(fixed: dict
     assert len(calls) == 5  # max_turns
 
 
-def test_gate_outside_a_loop_raises_action_denied(fixed: dict[str, Any]) -> None:
+def test_gate_outside_a_loop_raises_turn_denied(fixed: dict[str, Any]) -> None:
     with guardkit.use_agent(_agent(turns=1)):
         assert fixed["ask"]() == "reply"
-        with pytest.raises(guardkit.ActionDenied):
+        with pytest.raises(guardkit.TurnDenied):
             fixed["ask"]()
 
 
 def test_inserted_tool_guard_asks_the_current_agent(fixed: dict[str, Any]) -> None:
     with guardkit.use_agent(_agent(turns=1)):
         assert fixed["TOOLS"]["search"]("x") == "found x"
-        with pytest.raises(guardkit.ActionDenied):
+        with pytest.raises(guardkit.ToolDenied):
             fixed["TOOLS"]["wipe"]("x")

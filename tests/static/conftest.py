@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+#: the fixture projects under data/ are scanned, never collected (one has a tests/ folder)
+collect_ignore_glob = ["data/*"]
+
 LOOP = """\
 import anthropic
 

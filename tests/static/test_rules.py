@@ -7,12 +7,15 @@ from pathlib import Path
 import pytest
 from guardkit.codemods.docs import render_rules
 from guardkit.codemods.rules import RULES, Invalid, Rule, Valid
-from guardkit.codemods.testing import check_example
+from guardkit.codemods.testing import check_example, codemod_for
+from guardkit.codemods.transforms import TRANSFORMS
 
 CASES = [
     pytest.param(rule, example, id=f"{rule.ID}-{type(example).__name__.lower()}-{n}")
     for rule in RULES
     for n, example in enumerate((*rule.VALID, *rule.INVALID))
+] + [
+    pytest.param(rule, Valid(code=rule.USE_INSTEAD), id=f"{rule.ID}-use-instead") for rule in RULES
 ]
 
 
@@ -40,7 +43,23 @@ def test_rule_module_is_named_for_its_class(rule: type[Rule]) -> None:
     assert rule.__module__.rsplit(".", 1)[1] == snake
     assert rule.EXPLANATION.strip()
     assert rule.FIX.strip()
+    assert rule.LIMITS.strip()
     assert "{symbol}" in rule.MESSAGE
+
+
+def test_one_declaration_of_which_codemod_fixes_which_rule() -> None:
+    by_name = {t.__name__: t for t in TRANSFORMS}
+    for rule in RULES:
+        transform = codemod_for(rule)
+        if transform is None:
+            assert not any(e.expected_fix for e in rule.INVALID), rule.ID
+            continue
+        assert rule.ID in transform.RULES
+        assert any(e.expected_fix for e in rule.INVALID), f"{rule.ID}: no example of its fix"
+    for name, transform in by_name.items():
+        fixed = {r.ID for r in RULES if name == r.FIXED_BY}
+        assert set(transform.RULES) == fixed, name
+        assert fixed, f"{name} fixes no rule"
 
 
 def test_docs_rules_md_is_current() -> None:

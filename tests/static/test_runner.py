@@ -17,13 +17,13 @@ from guardkit.codemods.runner import discover, scan_paths
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Records every file the runner actually analyses (in-process, jobs=1)."""
     seen: list[str] = []
-    real = runner.scan_source
+    real = runner.analyse_source
 
-    def counting(data: bytes, path: str, config: Config) -> object:
+    def counting(data: bytes, path: str, config: Config, **kwargs: object) -> object:
         seen.append(Path(path).name)
-        return real(data, path, config)
+        return real(data, path, config, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(runner, "scan_source", counting)
+    monkeypatch.setattr(runner, "analyse_source", counting)
     return seen
 
 
@@ -72,14 +72,14 @@ def test_parallel_equals_serial(project: Path) -> None:
 def test_an_internal_error_in_one_file_does_not_stop_the_run(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = runner.scan_source
+    real = runner.analyse_source
 
-    def flaky(data: bytes, path: str, config: Config) -> object:
+    def flaky(data: bytes, path: str, config: Config, **kwargs: object) -> object:
         if path.endswith("util.py"):
             raise RuntimeError("boom")
-        return real(data, path, config)
+        return real(data, path, config, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(runner, "scan_source", flaky)
+    monkeypatch.setattr(runner, "analyse_source", flaky)
     results = scan_paths(discover(["src"]), Config(), jobs=1)
     assert [r.error for r in results] == [None, "internal error: RuntimeError: boom"]
     assert results[0].findings

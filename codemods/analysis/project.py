@@ -1,0 +1,294 @@
+"""The project index: module summaries resolved across files.
+
+From every analysed module's ``Summary`` it resolves refs (re-exports through package
+``__init__`` modules, methods through class hierarchies and protocol implementations), then
+computes to a fixed point which functions reach an ungated model call, which stop on a limit,
+and which functions and classes are handed to a model as tools. ``Env`` is what one module needs
+of that: the refs it calls that reach a model or stop on a limit, and its own definitions that
+other modules expose as tools. Its digest keys the module's cached findings, so a change in one
+file re-analyses exactly the modules whose ``Env`` it changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from .summary import FunctionFacts, Summary
+
+__all__ = ["EMPTY_ENV", "Env", "ProjectIndex"]
+
+_DEPTH = 8
+#: methods through which a framework or a loop runs a tool object
+TOOL_METHODS = ("forward", "run", "_run", "_arun", "arun", "execute", "invoke", "__call__")
+
+
+@dataclass(frozen=True, slots=True)
+class Env:
+    """What a module's analysis needs from the rest of the project."""
+
+    #: refs called in the module that reach an ungated model call
+    model: frozenset[str] = field(default_factory=frozenset)
+    #: refs called in the module that raise when a limit is passed
+    limit: frozenset[str] = field(default_factory=frozenset)
+    #: the module's own functions and classes (qualified) exposed to a model as tools
+    tools: frozenset[str] = field(default_factory=frozenset)
+    #: the module's own functions handed to a model only through a guardkit integration
+    gated: frozenset[str] = field(default_factory=frozenset)
+    #: refs called in the module that run a retried provider helper: each call is a model turn
+    turns: frozenset[str] = field(default_factory=frozenset)
+    #: the module's own retried provider helpers that are called somewhere (gated there)
+    called: frozenset[str] = field(default_factory=frozenset)
+    #: ``(owner, name, kind)``: kinds of the parameters of the module's functions (from the
+    #: arguments their callers pass) and of the attributes of classes it uses
+    kinds: frozenset[tuple[str, str, str]] = field(default_factory=frozenset)
+
+    def kind_map(self) -> dict[str, dict[str, str]]:
+        """``kinds`` as ``owner -> {name: kind}`` (what ``Values`` reads)."""
+        found: dict[str, dict[str, str]] = {}
+        for owner, name, kind in sorted(self.kinds):
+            found.setdefault(owner, {})[name] = kind
+        return found
+
+    def digest(self) -> str:
+        data = [sorted(getattr(self, f)) for f in self.__slots__]
+        return hashlib.blake2b(json.dumps(data).encode(), digest_size=8).hexdigest()
+
+
+EMPTY_ENV = Env()
+
+
+class ProjectIndex:
+    """Resolve and propagate facts over the summaries of a project's modules."""
+
+    def __init__(self, summaries: Iterable[Summary]) -> None:
+        self.modules: dict[str, Summary] = {s["module"]: s for s in summaries}
+        self.functions = {q: f for s in self.modules.values() for q, f in s["functions"].items()}
+        self.classes = {q: c for s in self.modules.values() for q, c in s["classes"].items()}
+        self.collections = {
+            q: c for s in self.modules.values() for q, c in s["collections"].items()
+        }
+        self._subclasses: dict[str, set[str]] = defaultdict(set)
+        self._by_method: dict[str, set[str]] = defaultdict(set)
+        for name, cls in self.classes.items():
+            for base in cls["bases"]:
+                self._subclasses[self.canonical(base)].add(name)
+            for method in cls["methods"]:
+                self._by_method[method].add(name)
+        self._lookups: dict[tuple[str, str, bool], frozenset[str]] = {}
+        self._targets: dict[str, frozenset[str]] = {}
+        self.callers: dict[str, set[str]] = defaultdict(set)
+        for name, facts in self.functions.items():
+            for ref in facts["calls"]:
+                for target in self.targets(ref):
+                    self.callers[target].add(name)
+        self.turns = frozenset(q for q, f in self.functions.items() if f["retried"] and f["model"])
+        self.model = self._propagate(lambda facts: facts["model"])
+        steps = {c for s in self.modules.values() for c in s["counters"]}
+        self.limit = self._propagate(lambda facts: any(name in steps for name in facts["limit"]))
+        self.params = self._parameter_kinds()
+        self.tools = self._tools()
+        self.gated = self._tools("gated") - self.tools
+
+    # -- resolution ---------------------------------------------------------------------------
+    def canonical(self, name: str, depth: int = 0) -> str:
+        """Follow re-exports (``from .agent import Agent`` in ``pkg/__init__``) to a definition."""
+        if name in self.functions or name in self.classes or name in self.collections:
+            return name
+        head, _, last = name.rpartition(".")
+        if depth > _DEPTH or not head:
+            return name
+        if head in self.modules:
+            target = self.modules[head]["imports"].get(last)
+            return self.canonical(target, depth + 1) if target and target != name else name
+        owner = self.canonical(head, depth + 1)
+        return f"{owner}.{last}" if owner != head else name
+
+    def _hierarchy(self, cls: str, up: bool) -> list[str]:
+        key = (cls, "", up)
+        if key in self._lookups:
+            return list(self._lookups[key])
+        order = self._walk(cls, up)
+        self._lookups[key] = frozenset(order)
+        return order
+
+    def _walk(self, cls: str, up: bool) -> list[str]:
+        order: list[str] = []
+        todo = [cls]
+        while todo and len(order) < 64:
+            name = self.canonical(todo.pop(0))
+            if name in order:
+                continue
+            order.append(name)
+            facts = self.classes.get(name)
+            if up and facts:
+                todo += facts["bases"]
+            elif not up:
+                todo += sorted(self._subclasses.get(name, ()))
+        return order
+
+    def _implementations(self, protocol: str) -> set[str]:
+        """Classes that have every method of a protocol (structural subtyping)."""
+        wanted = set(self.classes[protocol]["methods"]) - {"__init__"}
+        if not wanted:
+            return set()
+        found = set.intersection(*(self._by_method[m] for m in wanted))
+        return found - {protocol}
+
+    def methods_of(self, cls: str, method: str, *, dynamic: bool) -> frozenset[str]:
+        """``cls.method`` looked up through the bases; with ``dynamic``, overrides in subclasses
+        and protocol implementations too (what a call on an instance may run)."""
+        key = (cls, method, dynamic)
+        found = self._lookups.get(key)
+        if found is not None:
+            return found
+        classes = self._hierarchy(cls, up=True)
+        if dynamic:
+            classes += self._hierarchy(cls, up=False)
+            for name in list(classes):
+                if name in self.classes and self.classes[name]["protocol"]:
+                    classes += sorted(self._implementations(name))
+        found = frozenset(f"{c}.{method}" for c in classes if f"{c}.{method}" in self.functions)
+        self._lookups[key] = found
+        return found
+
+    def targets(self, ref: str) -> frozenset[str]:
+        """The functions a ref may run."""
+        found = self._targets.get(ref)
+        if found is not None:
+            return found
+        kind, _, name = ref.rpartition(":")
+        cls, _, method = name.rpartition(".")
+        if kind in {"self", "type"}:
+            result: frozenset[str] = self.methods_of(cls, method, dynamic=True)
+        else:
+            target = self.canonical(name)
+            result = frozenset({target}) if target in self.functions else frozenset()
+            if target in self.classes:
+                result = self.methods_of(target, "__init__", dynamic=False)
+        self._targets[ref] = result
+        return result
+
+    # -- propagation --------------------------------------------------------------------------
+    def _propagate(self, fact: Callable[[FunctionFacts], bool]) -> frozenset[str]:
+        """Functions with ``fact``, directly or through any function they call."""
+        callers = self.callers
+        done = {name for name, facts in self.functions.items() if fact(facts)}
+        todo = list(done)
+        while todo:
+            for caller in callers.get(todo.pop(), ()):
+                if caller not in done:
+                    done.add(caller)
+                    todo.append(caller)
+        return frozenset(done)
+
+    def _expand(self, name: str, seen: set[str]) -> Iterable[str]:
+        target = self.canonical(name)
+        if target in seen:
+            return
+        seen.add(target)
+        if target in self.collections:
+            for item in self.collections[target]:
+                yield from self._expand(item, seen)
+        else:
+            yield target
+
+    def _tools(self, key: str = "tools") -> frozenset[str]:
+        found: set[str] = set()
+        for summary in self.modules.values():
+            for name in summary[key]:  # type: ignore[literal-required]
+                found.update(self._expand(name, set()))
+        return frozenset(t for t in found if t in self.functions or t in self.classes)
+
+    def _parameter_kinds(self) -> dict[str, dict[str, str]]:
+        """``function -> {parameter: kind}`` from the kinds of the arguments callers pass."""
+        found: dict[str, dict[str, str]] = defaultdict(dict)
+        for summary in self.modules.values():
+            for ref, index, kind in summary["arguments"]:
+                target = self.canonical(ref)
+                offset = 1 if target in self.classes else 0
+                for func in self.targets(ref):
+                    params = self.functions[func]["params"]
+                    if offset or (
+                        params[:1] == ["self"] and func.rpartition(".")[0] in self.classes
+                    ):
+                        position = index + 1
+                    else:
+                        position = index
+                    if position < len(params):
+                        found[func].setdefault(params[position], kind)
+        return found
+
+    def relevant(self, kind: str, depth: int = 0) -> bool:
+        """Whether knowing a value's kind can change a finding: a catalog kind (a model
+        client, a guard), a function reaching a model or a limit, or a project class with such
+        a method or such an attribute. Other kinds stay out of ``Env`` (they would only cause
+        re-analysis)."""
+        if kind.startswith("function:"):
+            name = kind[len("function:") :]
+            return name in self.model or name in self.limit
+        if not kind.startswith("class:"):
+            return True
+        cls = self.canonical(kind[len("class:") :])
+        facts = self.classes.get(cls)
+        if facts is None or depth > 2:
+            return False
+        reach = self.model | self.limit
+        if any(self.methods_of(cls, m, dynamic=True) & reach for m in facts["methods"]):
+            return True
+        return any(self.relevant(k, depth + 1) for k in facts["attrs"].values())
+
+    def _kinds(self, module: str, refs: set[str]) -> frozenset[tuple[str, str, str]]:
+        prefix = f"{module}." if module else ""
+        found = {
+            (func, name, kind)
+            for func, params in self.params.items()
+            if func.startswith(prefix)
+            for name, kind in params.items()
+            if self.relevant(kind)
+        }
+        classes = {k[len("class:") :] for _, _, k in found if k.startswith("class:")}
+        classes |= {r[len("type:") :].rpartition(".")[0] for r in refs if r.startswith("type:")}
+        for cls in classes:
+            facts = self.classes.get(self.canonical(cls))
+            if facts:
+                found |= {
+                    (cls, attr, kind)
+                    for attr, kind in facts["attrs"].items()
+                    if self.relevant(kind)
+                }
+        return frozenset(found)
+
+    # -- per module ---------------------------------------------------------------------------
+    def env(self, module: str) -> Env:
+        summary = self.modules.get(module)
+        if summary is None:
+            return EMPTY_ENV
+        refs = {ref for f in summary["functions"].values() for ref in f["calls"]}
+        model = {r for r in refs if self.targets(r) & self.model}
+        limit = {r for r in refs if self.targets(r) & self.limit}
+        own = {t for t in self.tools if t.rpartition(".")[0] == module}
+        own |= {
+            f"{t}.{m}"
+            for t in own
+            if t in self.classes
+            for m in TOOL_METHODS
+            if f"{t}.{m}" in self.functions
+        }
+        gated = frozenset(t for t in self.gated if t.rpartition(".")[0] == module)
+        turns = frozenset(r for r in refs if self.targets(r) & self.turns)
+        called = frozenset(
+            q for q in self.turns if q.startswith(f"{module}.") or not module if self.callers.get(q)
+        )
+        return Env(
+            model=frozenset(model),
+            limit=frozenset(limit),
+            tools=frozenset(own),
+            gated=gated,
+            turns=turns,
+            called=called,
+            kinds=self._kinds(module, refs),
+        )

@@ -1,0 +1,86 @@
+"""What ``guardkit fix`` does around the codemods: the host's project root and import style,
+its dependency on guardkit, the policy skeleton, and the report of follow-ups and configuration.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from .config import find_pyproject
+from .dependencies import add_dependency
+from .fixer import FixResult
+from .policy_skeleton import FILE_NAME, render_policy
+
+__all__ = ["CONFIGURE", "finish", "project_root"]
+
+#: how a fixed project configures its guard (read by ``guardkit.current_agent()``)
+CONFIGURE = (
+    "Configure the guard of the fixed project through the environment: GUARDKIT_AGENT (the "
+    "agent's id), GUARDKIT_DB (a ledger path) or GUARDKIT_URL and GUARDKIT_TOKEN (a guardkit "
+    f"server), and GUARDKIT_POLICY={FILE_NAME}; in its tests, the guard_agent pytest fixture. "
+    "See docs/scan.md."
+)
+
+
+def project_root(paths: tuple[str, ...], config_file: str | None) -> Path:
+    """The folder of the project's ``pyproject.toml``, else the first path's folder."""
+    if config_file:
+        return Path(config_file).resolve().parent
+    start = Path(paths[0] if paths else ".").resolve()
+    start = start if start.is_dir() else start.parent
+    found = find_pyproject(start)
+    return found.parent if found is not None else start
+
+
+def finish(
+    results: list[FixResult],
+    root: Path,
+    *,
+    write: bool,
+    dependency: bool,
+    max_turns: int,
+    echo: Callable[[str], None],
+) -> None:
+    """After ``fix --write``: add the dependency and write the policy skeleton; always: report
+    follow-ups and how to configure the guard."""
+    changed = [r for r in results if r.changed and r.error is None]
+    if write and changed:
+        if dependency:
+            # each changed file's own project (a monorepo has several)
+            projects = {_project_of(Path(r.path).resolve(), root) for r in changed}
+            for project in sorted(projects):
+                edited = add_dependency(project)
+                if edited is not None:
+                    echo(f"Added guardkit to the dependencies in {_shown(edited)}.")
+        policy = root / FILE_NAME
+        tools = [t for r in changed for t in r.tools]
+        if policy.exists():
+            echo(f"Kept the existing {_shown(policy)}; tools gated now: {', '.join(tools)}.")
+        else:
+            policy.write_text(render_policy(tools, max_turns), encoding="utf-8")
+            echo(f"Wrote the policy skeleton {_shown(policy)} ({len(tools)} tools): review it.")
+    followups = [(r.path, f) for r in results for f in r.followups]
+    if followups:
+        echo(f"Follow-ups guardkit fix could not make ({len(followups)}):")
+        for path, finding in followups:
+            echo(f"  {path}:{finding.line}:{finding.column + 1}: {finding.rule} {finding.message}")
+    if changed:
+        echo(CONFIGURE)
+
+
+def _project_of(path: Path, root: Path) -> Path:
+    """The folder of the ``pyproject.toml`` or ``requirements.txt`` nearest above ``path``,
+    else ``root``."""
+    for folder in path.parents:
+        if (folder / "pyproject.toml").is_file() or (folder / "requirements.txt").is_file():
+            return folder
+        if folder == root:
+            break
+    return root
+
+
+def _shown(path: Path) -> str:
+    rel = os.path.relpath(path)
+    return str(path) if rel.startswith("..") else rel

@@ -1,0 +1,58 @@
+"""Where a file sits in a project: its dotted module name, and whether it is test code.
+
+``is_test_path`` is the one rule for "test module" that ``guardkit scan`` (tests are excluded
+unless ``--include-tests``) and the pytest plugin's tool discovery share: a ``conftest.py``, a
+file named like pytest's default ``python_files`` (``test_*.py``, ``*_test.py``), or any file
+under a folder named ``tests`` or ``test`` below the scanned root.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+__all__ = ["TEST_DIRS", "is_test_path", "module_name"]
+
+#: folder names whose contents are test code
+TEST_DIRS = frozenset({"tests", "test"})
+
+
+def is_test_path(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None) -> bool:
+    """Whether ``path`` is test code (relative to ``root`` when given, so a project that lives
+    under a folder called ``tests`` is not all test code).
+
+    >>> is_test_path("pkg/tests/helpers.py"), is_test_path("pkg/agent.py")
+    (True, False)
+    """
+    text = os.fspath(path).replace(os.sep, "/")
+    if root is not None:
+        base = os.fspath(root).replace(os.sep, "/").rstrip("/") + "/"
+        if text.startswith(base):
+            text = text[len(base) :]
+    folder, _, name = text.rpartition("/")
+    if name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
+        return True
+    return any(part in TEST_DIRS for part in folder.split("/"))
+
+
+@lru_cache(maxsize=4096)
+def _package_of(folder: str) -> tuple[str, ...]:
+    """The dotted package a folder is (empty when it holds no ``__init__.py``)."""
+    if not os.path.isfile(os.path.join(folder, "__init__.py")):
+        return ()
+    parent = os.path.dirname(folder)
+    return (*_package_of(parent), os.path.basename(folder)) if parent != folder else ()
+
+
+def module_name(path: str) -> str:
+    """The name a file is imported by: its packages (folders with ``__init__.py``) and stem.
+
+    A file outside any package is a top-level module named by its stem, as a script's
+    siblings see it.
+    """
+    folder, file = os.path.split(os.path.abspath(path))
+    stem = file[:-3] if file.endswith(".py") else file
+    parts = _package_of(folder)
+    if stem == "__init__":
+        return ".".join(parts) or os.path.basename(folder)
+    return ".".join((*parts, stem))

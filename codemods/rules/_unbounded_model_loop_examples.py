@@ -1,0 +1,418 @@
+"""The examples of UnboundedModelLoop: flagged and accepted code, and the fixed form of what
+`guardkit fix` fixes (checked by tests/static/test_rules.py, shown in docs/rules.md)."""
+
+from __future__ import annotations
+
+from .base import Invalid, Valid
+
+__all__ = ["INVALID", "USE_INSTEAD", "VALID"]
+
+USE_INSTEAD = """
+    import anthropic
+    client = anthropic.Anthropic()
+    def run(messages, max_turns: int = 25):
+        for _ in range(max_turns):
+            reply = client.messages.create(model="m", messages=messages)
+            if reply.stop_reason != "tool_use":
+                return reply
+        raise RuntimeError("turn limit reached")
+    """
+
+VALID: tuple[Valid, ...] = (
+    Valid(
+        code="""
+        from google import genai
+        client = genai.Client()
+        chat = client.chats.create(model="gemini-2.0-flash")
+        while True:
+            print(chat.send_message(input("> ")).text)
+        """,
+        note="a chat REPL: every turn waits for a person",
+    ),
+    Valid(
+        code="""
+        import anthropic
+        client = anthropic.Anthropic()
+        for _ in range(10):
+            client.messages.create(model="m", messages=[])
+        """,
+        note="for over range()",
+    ),
+    Valid(
+        code="""
+        from openai import OpenAI
+        client = OpenAI()
+        turns = 0
+        while True:
+            turns += 1
+            if turns > 8:
+                break
+            client.chat.completions.create(model="m", messages=[])
+        """,
+        note="a counter compared against a limit",
+    ),
+    Valid(
+        code="""
+        import litellm
+        def run(max_turns: int) -> None:
+            step = 0
+            while step < max_turns:
+                litellm.completion(model="m", messages=[])
+                step += 1
+        """
+    ),
+    Valid(
+        code="""
+        import guardkit
+        from openai import OpenAI
+        client = OpenAI()
+        while True:
+            turn = guardkit.current_agent().request("llm_turn", {})
+            if turn["decision"] != "allowed":
+                break
+            client.responses.create(model="m", input="hi")
+        """,
+        note="gated by llm_turn",
+    ),
+    Valid(
+        code="""
+        def run(client):
+            while True:
+                client.messages.create(model="m")
+        """,
+        note="an unannotated parameter is not known to be a model client",
+    ),
+    Valid(
+        code="""
+        import anthropic
+        client = anthropic.Anthropic()
+        while True:
+            item = queue.get()
+            print(item)
+        """,
+        note="no model call in the loop",
+    ),
+    Valid(
+        code="""
+        from langchain_anthropic import ChatAnthropic
+        class Agent:
+            llm: ChatAnthropic
+            max_iterations = 6
+            def run(self, messages):
+                step = 0
+                while True:
+                    step += 1
+                    if step >= self.max_iterations:
+                        return None
+                    messages.append(self.llm.invoke(messages))
+        """,
+        note="exit on a counter inside the body",
+    ),
+    Valid(
+        code="""
+        import litellm
+        class LimitsExceeded(Exception): ...
+        class Agent:
+            step_limit = 30
+            def __init__(self) -> None:
+                self.n_calls = 0
+            def query(self, messages):
+                if self.n_calls >= self.step_limit:
+                    raise LimitsExceeded()
+                self.n_calls += 1
+                return litellm.completion(model="m", messages=messages)
+            def run(self, messages):
+                while True:
+                    messages.append(self.query(messages))
+        """,
+        note="the limit is enforced in the called method",
+    ),
+)
+
+INVALID: tuple[Invalid, ...] = (
+    Invalid(
+        code="""
+        import anthropic
+        client = anthropic.Anthropic()
+        while True:
+            client.messages.create(model="m", messages=[])
+        """,
+        line=3,
+        column=0,
+        expected_fix="""
+            import anthropic
+            client = anthropic.Anthropic()
+            for _gk_turns in range(25):
+                client.messages.create(model="m", messages=[])
+            """,
+    ),
+    Invalid(
+        code="""
+        from openai import AsyncOpenAI
+        class Agent:
+            def __init__(self) -> None:
+                self.client = AsyncOpenAI(base_url="https://api.deepseek.com")
+            async def run(self, m):
+                done = False
+                while not done:
+                    r = await self.client.chat.completions.create(model="ds", messages=m)
+                    done = r.choices[0].finish_reason == "stop"
+        """,
+        line=7,
+        column=8,
+        note="DeepSeek via base_url, client on self",
+        expected_fix="""
+            from openai import AsyncOpenAI
+            class Agent:
+                def __init__(self) -> None:
+                    self.client = AsyncOpenAI(base_url="https://api.deepseek.com")
+                async def run(self, m):
+                    done = False
+                    _gk_turns = 0
+                    while not done:
+                        _gk_turns += 1
+                        if _gk_turns > 25:  # guardkit: turn limit
+                            break
+                        r = await self.client.chat.completions.create(model="ds", messages=m)
+                        done = r.choices[0].finish_reason == "stop"
+            """,
+    ),
+    Invalid(
+        code="""
+        from langchain_openai import ChatOpenAI
+        llm = ChatOpenAI(model="gpt-4o").bind_tools([])
+        def agent(messages):
+            while messages[-1].tool_calls:
+                messages.append(llm.invoke(messages))
+        """,
+        line=4,
+        column=4,
+        expected_fix="""
+            from langchain_openai import ChatOpenAI
+            llm = ChatOpenAI(model="gpt-4o").bind_tools([])
+            def agent(messages):
+                _gk_turns = 0
+                while messages[-1].tool_calls:
+                    _gk_turns += 1
+                    if _gk_turns > 25:  # guardkit: turn limit
+                        break
+                    messages.append(llm.invoke(messages))
+            """,
+    ),
+    Invalid(
+        code="""
+        import itertools
+        import ollama
+        for turn in itertools.count():
+            ollama.chat(model="llama3", messages=[])
+        """,
+        line=3,
+        column=0,
+    ),
+    Invalid(
+        code="""
+        from anthropic import Anthropic
+        def loop(client: Anthropic, messages) -> None:
+            while True:
+                for block in client.messages.create(model="m", messages=messages).content:
+                    print(block)
+        """,
+        line=3,
+        column=4,
+        note="client passed in as an annotated parameter",
+        expected_fix="""
+            from anthropic import Anthropic
+            def loop(client: Anthropic, messages) -> None:
+                for _gk_turns in range(25):
+                    for block in client.messages.create(model="m", messages=messages).content:
+                        print(block)
+            """,
+    ),
+    Invalid(
+        code="""
+        import litellm
+        async def agent(messages):
+            response = await litellm.acompletion(model="m", messages=messages)
+            while response.choices[0].message.tool_calls:
+                response = await litellm.acompletion(model="m", messages=messages)
+        """,
+        line=4,
+        column=4,
+        note="a condition the model controls",
+        expected_fix="""
+            import litellm
+            async def agent(messages):
+                response = await litellm.acompletion(model="m", messages=messages)
+                _gk_turns = 0
+                while response.choices[0].message.tool_calls:
+                    _gk_turns += 1
+                    if _gk_turns > 25:  # guardkit: turn limit
+                        break
+                    response = await litellm.acompletion(model="m", messages=messages)
+            """,
+    ),
+    Invalid(
+        code="""
+        from google import genai
+        client = genai.Client()
+        chat = client.chats.create(model="gemini-2.0-flash")
+        message = "Plan the release."
+        while True:
+            message = chat.send_message(message).text
+        """,
+        line=5,
+        column=0,
+        note="a Gemini chat session",
+        expected_fix="""
+            from google import genai
+            client = genai.Client()
+            chat = client.chats.create(model="gemini-2.0-flash")
+            message = "Plan the release."
+            for _gk_turns in range(25):
+                message = chat.send_message(message).text
+            """,
+    ),
+    Invalid(
+        code="""
+        from typing import Protocol
+        import litellm
+        class Model(Protocol):
+            def query(self, messages: list) -> dict: ...
+        class LitellmModel:
+            def query(self, messages: list) -> dict:
+                return litellm.completion(model="m", messages=messages)
+        class Agent:
+            def __init__(self, model: Model) -> None:
+                self.model = model
+                self.messages: list = []
+            def step(self) -> None:
+                self.messages.append(self.query())
+            def query(self) -> dict:
+                return self.model.query(self.messages)
+            def run(self) -> None:
+                while True:
+                    self.step()
+        """,
+        line=17,
+        column=8,
+        note="the model call is two methods away, behind the project's own Protocol",
+        expected_fix="""
+            from typing import Protocol
+            import litellm
+            class Model(Protocol):
+                def query(self, messages: list) -> dict: ...
+            class LitellmModel:
+                def query(self, messages: list) -> dict:
+                    return litellm.completion(model="m", messages=messages)
+            class Agent:
+                def __init__(self, model: Model) -> None:
+                    self.model = model
+                    self.messages: list = []
+                def step(self) -> None:
+                    self.messages.append(self.query())
+                def query(self) -> dict:
+                    return self.model.query(self.messages)
+                def run(self) -> None:
+                    for _gk_turns in range(25):
+                        self.step()
+            """,
+    ),
+    Invalid(
+        code="""
+        import anthropic
+        client = anthropic.Anthropic()
+        def run(messages, max_turns=float("inf")):
+            turn = 0
+            while turn < max_turns:
+                turn += 1
+                client.messages.create(model="m", messages=messages)
+        """,
+        line=5,
+        column=4,
+        note="an infinite limit is no bound",
+        expected_fix="""
+            import anthropic
+            client = anthropic.Anthropic()
+            def run(messages, max_turns=float("inf")):
+                turn = 0
+                _gk_turns = 0
+                while turn < max_turns:
+                    _gk_turns += 1
+                    if _gk_turns > 25:  # guardkit: turn limit
+                        break
+                    turn += 1
+                    client.messages.create(model="m", messages=messages)
+            """,
+    ),
+    Invalid(
+        code="""
+        import requests
+        URL = "https://openrouter.ai/api/v1/chat/completions"
+        def agent(messages):
+            while True:
+                reply = requests.post(URL, json={"messages": messages}).json()
+                messages.append(reply["choices"][0]["message"])
+        """,
+        line=4,
+        column=4,
+        note="a model called over raw HTTP",
+        expected_fix="""
+            import requests
+            URL = "https://openrouter.ai/api/v1/chat/completions"
+            def agent(messages):
+                for _gk_turns in range(25):
+                    reply = requests.post(URL, json={"messages": messages}).json()
+                    messages.append(reply["choices"][0]["message"])
+            """,
+    ),
+    Invalid(
+        code="""
+            import litellm
+            def complete(messages):
+                return litellm.completion(model="m", messages=messages)
+            class Llm:
+                def __init__(self):
+                    self.completions = complete
+                def run(self, messages):
+                    while True:
+                        messages.append(self.completions(messages))
+        """,
+        line=8,
+        column=8,
+        note="a model call behind a function held in an attribute",
+        expected_fix="""
+            import litellm
+            def complete(messages):
+                return litellm.completion(model="m", messages=messages)
+            class Llm:
+                def __init__(self):
+                    self.completions = complete
+                def run(self, messages):
+                    for _gk_turns in range(25):
+                        messages.append(self.completions(messages))
+        """,
+    ),
+    Invalid(
+        code="""
+            import anthropic
+            client = anthropic.Anthropic()
+            def respond(messages, auto_run=False):
+                while True:
+                    messages.append(client.messages.create(model="m", messages=messages))
+                    if not auto_run and input("run it? ") != "y":
+                        break
+        """,
+        line=4,
+        column=4,
+        note="a prompt that only some turns ask for does not make a REPL",
+        expected_fix="""
+            import anthropic
+            client = anthropic.Anthropic()
+            def respond(messages, auto_run=False):
+                for _gk_turns in range(25):
+                    messages.append(client.messages.create(model="m", messages=messages))
+                    if not auto_run and input("run it? ") != "y":
+                        break
+        """,
+    ),
+)

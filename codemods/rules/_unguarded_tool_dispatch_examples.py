@@ -1,0 +1,283 @@
+"""The examples of UnguardedToolDispatch: flagged and accepted code, and the fixed form of what
+`guardkit fix` fixes (checked by tests/static/test_rules.py, shown in docs/rules.md)."""
+
+from __future__ import annotations
+
+from .base import Invalid, Valid
+
+__all__ = ["INVALID", "USE_INSTEAD", "VALID"]
+
+USE_INSTEAD = """
+    import anthropic
+    client = anthropic.Anthropic()
+    def search(q): return q
+    TOOLS = {"search": search}
+    def step(guard, block):
+        guard.authorize(block.name, block.input, 0)
+        return TOOLS[block.name](**block.input)
+    """
+
+VALID: tuple[Valid, ...] = (
+    Valid(
+        code="""
+        import anthropic
+        client = anthropic.Anthropic()
+        def search(q): return q
+        TOOLS = {"search": search}
+        def step(guard, block):
+            guard.authorize(block.name, block.input, 0)
+            return TOOLS[block.name](**block.input)
+        """
+    ),
+    Valid(
+        code="""
+        import guardkit
+        @guardkit.tool()
+        def search(q): return q
+        TOOL_MAP = {"search": search}
+        def run(name, args):
+            return TOOL_MAP[name](**args)
+        """,
+        note="every function in the table is guarded",
+    ),
+    Valid(
+        code="""
+        COMMANDS = {"start": print}
+        def main(cmd):
+            COMMANDS[cmd]("x")
+        """,
+        note="a command table in a non-agent module",
+    ),
+    Valid(
+        code="""
+        import openai
+        def greet(): return "hi"
+        if __name__ == "__main__":
+            greet()
+        """,
+        note="__name__ is not a tool name",
+    ),
+    Valid(
+        code="""
+        import anthropic
+        from tools import search
+        client = anthropic.Anthropic()
+        def run(guard, block):
+            client.messages.create(model="m", messages=[])
+            guard.authorize(block.name, block.input, 1)
+            if block.name == "search":
+                return search(**block.input)
+        """,
+        note="the branch runs after a guard request",
+    ),
+    Valid(
+        code="""
+        import anthropic
+        from tools import search
+        client = anthropic.Anthropic()
+        def run(guard, block):
+            client.messages.create(model="m", messages=[])
+            guard.authorize("search", block.input, 1)
+            if block.name == "search":
+                return search(**block.input)
+        """,
+        note="a request naming this tool",
+    ),
+    Valid(
+        code="""
+        import anthropic
+        from retry_helpers import backoff
+        client = anthropic.Anthropic()
+        def ask(messages):
+            try:
+                return client.messages.create(model="m", messages=messages)
+            except Exception as exc:
+                if type(exc).__name__ == "RateLimitError":
+                    return backoff(exc)
+                raise
+        """,
+        note="a branch over exception types",
+    ),
+    Valid(
+        code="""
+        from openai import OpenAI
+        from ui import print_event
+        client = OpenAI()
+        def show(events):
+            for event in events:
+                if event.name == "tool_start":
+                    print_event(event)
+        """,
+        note="an event printer",
+    ),
+    Valid(
+        code="""
+        from openai import OpenAI
+        from parsing import parse_answer
+        client = OpenAI()
+        def final(parts):
+            for part in parts:
+                if part.name == "final_answer":
+                    return parse_answer(part.text)
+        """,
+        note="a response parser",
+    ),
+    Valid(
+        code="""
+        def to_csv(rows): return rows
+        def to_json(rows): return rows
+        HANDLERS = {"csv": to_csv, "json": to_json}
+        def export(config, rows):
+            return HANDLERS[config.name](rows)
+        """,
+        note="a table indexed by configuration",
+    ),
+)
+
+INVALID: tuple[Invalid, ...] = (
+    Invalid(
+        code="""
+        import openai
+        client = openai.OpenAI()
+        def get_weather(city): return city
+        available_functions = {"get_weather": get_weather}
+        def handle(call):
+            fn = available_functions[call.function.name]
+            return fn(city="x")
+        """,
+        line=7,
+        column=11,
+        expected_fix="""
+            import openai
+            import guardkit
+
+            client = openai.OpenAI()
+            @guardkit.tool()
+            def get_weather(city): return city
+            available_functions = {"get_weather": get_weather}
+            def handle(call):
+                fn = available_functions[call.function.name]
+                return fn(city="x")
+            """,
+    ),
+    Invalid(
+        code="""
+        import anthropic
+        from tools import search
+        client = anthropic.Anthropic()
+        def run(block):
+            if block.name == "search":
+                return search(**block.input)
+            return client.messages.create(model="m", messages=[])
+        """,
+        line=6,
+        column=15,
+        note="an if-chain reaching an imported function",
+    ),
+    Invalid(
+        code="""
+        from mcp.server import Server
+        server = Server("files")
+        @server.call_tool()
+        async def call_tool(name: str, arguments: dict):
+            return []
+        """,
+        line=4,
+        column=0,
+        note="low-level MCP handler",
+    ),
+    Invalid(
+        code="""
+        def lookup(q): return q
+        TOOL_REGISTRY = {"lookup": lookup}
+        def dispatch(name, args):
+            return TOOL_REGISTRY.get(name)(**args)
+        """,
+        line=4,
+        column=11,
+        expected_fix="""
+            import guardkit
+
+            @guardkit.tool()
+            def lookup(q): return q
+            TOOL_REGISTRY = {"lookup": lookup}
+            def dispatch(name, args):
+                return TOOL_REGISTRY.get(name)(**args)
+            """,
+    ),
+    Invalid(
+        code="""
+        import anthropic
+        from tools import search
+        client = anthropic.Anthropic()
+        def run(guard, block):
+            client.messages.create(model="m", messages=[])
+            guard.authorize("lookup", block.input, 1)
+            if block.name == "search":
+                return search(**block.input)
+        """,
+        line=8,
+        column=15,
+        note="a request for a different tool does not count",
+    ),
+    Invalid(
+        code="""
+        import json
+        from openai import OpenAI
+        client = OpenAI()
+        def get_weather(city: str) -> str:
+            return city
+        function_map = {"get_weather": get_weather}
+        def execute(tool_call):
+            name = tool_call.function.name
+            args = json.loads(tool_call.function.arguments)
+            return function_map[name](**args)
+        """,
+        line=10,
+        column=11,
+        note="a function_map indexed by the tool call's name",
+        expected_fix="""
+            import json
+            from openai import OpenAI
+            import guardkit
+
+            client = OpenAI()
+            @guardkit.tool()
+            def get_weather(city: str) -> str:
+                return city
+            function_map = {"get_weather": get_weather}
+            def execute(tool_call):
+                name = tool_call.function.name
+                args = json.loads(tool_call.function.arguments)
+                return function_map[name](**args)
+            """,
+    ),
+    Invalid(
+        code="""
+        import anthropic
+        client = anthropic.Anthropic()
+        class ToolCollection:
+            def __init__(self, *tools):
+                self.tool_map = {tool.name: tool for tool in tools}
+            async def run(self, *, name: str, tool_input: dict):
+                tool = self.tool_map.get(name)
+                return await tool(**tool_input)
+        """,
+        line=8,
+        column=21,
+        note="a table built by a comprehension, looked up by the tool name",
+    ),
+    Invalid(
+        code="""
+        import json
+        from openai import OpenAI
+        from .registry import get_function
+        client = OpenAI()
+        def handle(name: str, arguments: str):
+            return get_function(name)(**json.loads(arguments))
+        """,
+        line=6,
+        column=11,
+        note="a getter called with the tool name",
+    ),
+)

@@ -1,0 +1,432 @@
+"""The examples of UnguardedTool: flagged and accepted code, and the fixed form of what
+`guardkit fix` fixes (checked by tests/static/test_rules.py, shown in docs/rules.md)."""
+
+from __future__ import annotations
+
+from .base import Invalid, Valid
+
+__all__ = ["INVALID", "USE_INSTEAD", "VALID"]
+
+USE_INSTEAD = """
+    import guardkit
+    from langchain_core.tools import tool
+    @tool
+    @guardkit.tool()
+    def search(query: str) -> str:
+        return query
+    """
+
+VALID: tuple[Valid, ...] = (
+    Valid(
+        code="""
+        import guardkit
+        from langchain_core.tools import tool
+        @tool
+        @guardkit.tool()
+        def search(query: str) -> str:
+            return query
+        """
+    ),
+    Valid(
+        code="""
+        import guardkit
+        from crewai.tools import tool
+        guarded = guardkit.tool(name="lookup")
+        @tool("lookup")
+        @guarded
+        def lookup(q: str) -> str:
+            return q
+        """,
+        note="wrapped indirectly through an alias",
+    ),
+    Valid(
+        code="""
+        import guardkit
+        from langchain.tools import Tool
+        def search(q: str) -> str:
+            return q
+        search_tool = Tool(name="search", func=guardkit.tool()(search), description="d")
+        """,
+        note="wrapped at registration",
+    ),
+    Valid(
+        code="""
+        from mcp.server.fastmcp import FastMCP
+        mcp = FastMCP("demo")
+        def helper(x: int) -> int:
+            return x
+        """,
+        note="a plain function is not a tool",
+    ),
+    Valid(
+        code="""
+        from smolagents import Tool
+        class Weather(Tool):
+            def forward(self, city: str) -> str:
+                self.guard.authorize("weather", {"city": city}, 0)
+                return city
+        """,
+        note="a tool that asks the guard itself",
+    ),
+    Valid(
+        code="""
+        import guardkit
+        from pydantic_ai import Agent
+        agent = guardkit.Agent()
+        @agent.tool()
+        def roll() -> int:
+            return 4
+        """,
+        note="agent.tool of a guardkit agent is the guard",
+    ),
+    Valid(
+        code="""
+        import guardkit
+        from fastmcp import FastMCP
+        mcp = FastMCP("files")
+        @mcp.tool()
+        @guardkit.tool()
+        def read_file(path: str) -> str:
+            return path
+        """
+    ),
+    Valid(
+        code="""
+        from langchain.agents import create_agent
+        from guardkit.plugins.langchain import GuardMiddleware
+        def search(query: str) -> str:
+            return query
+        agent = create_agent("openai:gpt-4o", tools=[search], middleware=[GuardMiddleware()])
+        """,
+        note="tools of an agent built with guardkit's middleware",
+    ),
+    Valid(
+        code="""
+        from mcp.server.fastmcp import FastMCP
+        from guardkit.plugins.mcp import guard_server
+        mcp = FastMCP("files")
+        @mcp.tool()
+        def delete_file(path: str) -> None:
+            pass
+        guard_server(mcp)
+        """,
+        note="an MCP server wrapped by guard_server",
+    ),
+)
+
+INVALID: tuple[Invalid, ...] = (
+    Invalid(
+        code="""
+        from langchain_core.tools import tool as lc_tool
+        @lc_tool
+        def search(query: str) -> str:
+            return query
+        """,
+        line=3,
+        column=0,
+        expected_fix="""
+            from langchain_core.tools import tool as lc_tool
+            import guardkit
+
+            @lc_tool
+            @guardkit.tool()
+            def search(query: str) -> str:
+                return query
+            """,
+    ),
+    Invalid(
+        code="""
+        from agents import function_tool
+        @function_tool
+        async def fetch(url: str) -> str:
+            return url
+        """,
+        line=3,
+        column=0,
+        expected_fix="""
+            from agents import function_tool
+            import guardkit
+
+            @function_tool
+            @guardkit.tool()
+            async def fetch(url: str) -> str:
+                return url
+            """,
+    ),
+    Invalid(
+        code="""
+        from mcp.server.fastmcp import FastMCP
+        mcp = FastMCP("files")
+        @mcp.tool()
+        def delete_file(path: str) -> None:
+            pass
+        """,
+        line=4,
+        column=0,
+        expected_fix="""
+            from mcp.server.fastmcp import FastMCP
+            import guardkit
+
+            mcp = FastMCP("files")
+            @mcp.tool()
+            @guardkit.tool()
+            def delete_file(path: str) -> None:
+                pass
+            """,
+    ),
+    Invalid(
+        code="""
+        from smolagents import Tool
+        class Weather(Tool):
+            name = "weather"
+            def forward(self, city: str) -> str:
+                return city
+        """,
+        line=4,
+        column=4,
+    ),
+    Invalid(
+        code="""
+        import guardkit
+        from langchain_core.tools import tool
+        @guardkit.tool()
+        @tool
+        def search(q: str) -> str:
+            return q
+        """,
+        line=5,
+        column=0,
+        note="guard above the framework decorator",
+    ),
+    Invalid(
+        code="""
+        from langchain.tools import Tool
+        def search(q: str) -> str:
+            return q
+        tools = [Tool(name="search", func=search, description="web search")]
+        """,
+        line=2,
+        column=0,
+        expected_fix="""
+            from langchain.tools import Tool
+            import guardkit
+
+            @guardkit.tool()
+            def search(q: str) -> str:
+                return q
+            tools = [Tool(name="search", func=search, description="web search")]
+            """,
+    ),
+    Invalid(
+        code="""
+        from pydantic_ai import Agent
+        agent = Agent("openai:gpt-4o")
+        @agent.tool_plain
+        def roll() -> int:
+            return 4
+        """,
+        line=4,
+        column=0,
+        expected_fix="""
+            from pydantic_ai import Agent
+            import guardkit
+
+            agent = Agent("openai:gpt-4o")
+            @agent.tool_plain
+            @guardkit.tool()
+            def roll() -> int:
+                return 4
+            """,
+    ),
+    Invalid(
+        code="""
+        from crewai.tools import tool
+        @tool("Search the web")
+        def search(query: str) -> str:
+            return query
+        """,
+        line=3,
+        column=0,
+        note="CrewAI",
+        expected_fix="""
+            from crewai.tools import tool
+            import guardkit
+
+            @tool("Search the web")
+            @guardkit.tool()
+            def search(query: str) -> str:
+                return query
+            """,
+    ),
+    Invalid(
+        code="""
+        from smolagents import tool
+        @tool
+        def get_time(zone: str) -> str:
+            return zone
+        """,
+        line=3,
+        column=0,
+        note="smolagents",
+    ),
+    Invalid(
+        code="""
+        from openai import OpenAI
+        class Calculator:
+            def run(self, expression: str) -> str:
+                return expression
+        client = OpenAI()
+        agent = make_agent(client, tools=[Calculator()])
+        """,
+        line=3,
+        column=4,
+        note="a class registered in tools=[...]",
+        expected_fix="""
+            from openai import OpenAI
+            import guardkit
+
+            class Calculator:
+                @guardkit.tool()
+                def run(self, expression: str) -> str:
+                    return expression
+            client = OpenAI()
+            agent = make_agent(client, tools=[Calculator()])
+            """,
+    ),
+    Invalid(
+        code="""
+        def get_time(zone: str) -> str:
+            return zone
+        TOOL_FUNCTIONS = {"get_time": get_time}
+        """,
+        line=1,
+        column=0,
+        note="a tool table handed to a loop elsewhere",
+        expected_fix="""
+            import guardkit
+
+            @guardkit.tool()
+            def get_time(zone: str) -> str:
+                return zone
+            TOOL_FUNCTIONS = {"get_time": get_time}
+            """,
+    ),
+    Invalid(
+        code="""
+        from swarm import Agent
+        def transfer_funds(account: str, amount: int) -> str:
+            return f"sent {amount} to {account}"
+        banker = Agent(name="Banker", functions=[transfer_funds])
+        """,
+        line=2,
+        column=0,
+        note="a plain function handed over in functions=[...]",
+        expected_fix="""
+            from swarm import Agent
+            import guardkit
+
+            @guardkit.tool()
+            def transfer_funds(account: str, amount: int) -> str:
+                return f"sent {amount} to {account}"
+            banker = Agent(name="Banker", functions=[transfer_funds])
+            """,
+    ),
+    Invalid(
+        code="""
+        from agents.decorators import tool
+        @tool
+        def delete_branch(name: str) -> str:
+            return name
+        """,
+        line=3,
+        column=0,
+        note="agents.decorators.tool",
+        expected_fix="""
+            from agents.decorators import tool
+            import guardkit
+
+            @tool
+            @guardkit.tool()
+            def delete_branch(name: str) -> str:
+                return name
+            """,
+    ),
+    Invalid(
+        code="""
+        from mcp.server import MCPServer
+        server = MCPServer("files")
+        @server.tool()
+        def write_file(path: str, text: str) -> None:
+            open(path, "w").write(text)
+        """,
+        line=4,
+        column=0,
+        note="mcp 2.x MCPServer",
+        expected_fix="""
+            from mcp.server import MCPServer
+            import guardkit
+
+            server = MCPServer("files")
+            @server.tool()
+            @guardkit.tool()
+            def write_file(path: str, text: str) -> None:
+                open(path, "w").write(text)
+            """,
+    ),
+    Invalid(
+        code="""
+        import anthropic
+        client = anthropic.Anthropic()
+        class BashTool:
+            def execute(self, command: str) -> str:
+                return command
+        TOOLS = {"bash": BashTool}
+        def run(block):
+            return TOOLS[block.name]().execute(**block.input)
+        """,
+        line=4,
+        column=4,
+        note="a tool class reached through a registry",
+        expected_fix="""
+            import anthropic
+            import guardkit
+
+            client = anthropic.Anthropic()
+            class BashTool:
+                @guardkit.tool()
+                def execute(self, command: str) -> str:
+                    return command
+            TOOLS = {"bash": BashTool}
+            def run(block):
+                return TOOLS[block.name]().execute(**block.input)
+            """,
+    ),
+    Invalid(
+        code="""
+        import anthropic
+        import subprocess
+        from .base import ToolSpec
+        def execute_shell(code: str) -> str:
+            return subprocess.run(code, shell=True, capture_output=True).stdout
+        def examples() -> str:
+            return "ls"
+        tool = ToolSpec(name="sh", desc="Run", execute=execute_shell, examples=examples)
+        """,
+        line=4,
+        column=0,
+        note="a tool spec: name, description and the function that runs it",
+        expected_fix="""
+            import anthropic
+            import subprocess
+            from .base import ToolSpec
+            import guardkit
+
+            @guardkit.tool()
+            def execute_shell(code: str) -> str:
+                return subprocess.run(code, shell=True, capture_output=True).stdout
+            def examples() -> str:
+                return "ls"
+            tool = ToolSpec(name="sh", desc="Run", execute=execute_shell, examples=examples)
+            """,
+    ),
+)

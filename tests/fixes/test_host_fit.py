@@ -1,0 +1,256 @@
+"""Fixes that fit the host: imports where its own isort/ruff settings put them (checked with
+ruff itself), guardkit added to its dependencies, a policy skeleton, follow-ups reported."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from guardkit.codemods.cli import fix as fix_command
+from guardkit.codemods.dependencies import add_dependency
+from guardkit.codemods.fixer import fix_source
+from guardkit.codemods.import_style import ImportStyle
+from guardkit.codemods.policy_skeleton import is_destructive, render_policy
+from guardkit.codemods.testing import dedent
+
+import guardkit
+
+RUFF = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+CROSSMODULE = Path(__file__).parents[1] / "static" / "data" / "crossmodule"
+EXTRAS = '[project]\nname = "a"\ndependencies = [\n    "crewai[tools]>=0.1",  # [x]\n    "x",\n]\n'
+MULTI_LINE = '[project]\nname = "a"\ndependencies = [\n    "httpx",  # keep\n]\n'
+
+
+def _ruff_isort_passes(root: Path) -> str:
+    done = subprocess.run(
+        [RUFF, "check", "--select", "I", "--no-cache", str(root)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=root,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize(
+    ("settings", "imports"),
+    [
+        pytest.param(
+            "",
+            "import os\n\nimport anthropic\nfrom langchain_core.tools import tool\n\n"
+            "from myapp import db\n",
+            id="default",
+        ),
+        pytest.param(
+            "[tool.ruff.lint.isort]\nforce-sort-within-sections = true\n",
+            "import os\n\nfrom anthropic import Anthropic\n"
+            "from langchain_core.tools import tool\nimport zlib_ng\n",
+            id="force-sort-within-sections",
+        ),
+        pytest.param(
+            "[tool.ruff.lint.isort]\nknown-first-party = ['helpers']\n",
+            "import json\n\nfrom langchain_core.tools import tool\n\nfrom helpers import util\n",
+            id="known-first-party",
+        ),
+        pytest.param(
+            "[tool.ruff.lint.isort]\nfrom-first = true\n",
+            "import os\n\nfrom langchain_core.tools import tool\nimport httpx\n",
+            id="from-first",
+        ),
+    ],
+)
+def test_import_lands_where_the_hosts_ruff_wants_it(
+    tmp_path: Path, settings: str, imports: str
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(f"[project]\nname = 'host'\n{settings}")
+    (tmp_path / "myapp").mkdir()
+    (tmp_path / "myapp" / "__init__.py").write_text("")
+    code = imports + "\n\n@tool\ndef search(q: str) -> str:\n    return q\n"
+    (tmp_path / "agent.py").write_text(code)
+    _ruff_isort_passes(tmp_path)  # the host starts clean
+    result = fix_source(code, "agent.py", style=ImportStyle.load(tmp_path))
+    assert "@guardkit.tool()" in result.after
+    (tmp_path / "agent.py").write_text(result.after)
+    _ruff_isort_passes(tmp_path)
+
+
+def test_isort_settings_are_read_from_tool_isort(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.isort]\nforce_sort_within_sections = true\nknown_first_party = ['core']\n"
+    )
+    style = ImportStyle.load(tmp_path)
+    assert style.force_sort_within_sections
+    assert "core" in style.first_party
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        pytest.param("import json\nimport os\n", id="stdlib-only"),
+        pytest.param("from .local import thing\n", id="local-only"),
+        pytest.param('"""A module."""\n', id="docstring-only"),
+        pytest.param("", id="no-imports"),
+    ],
+)
+def test_a_new_third_party_section_is_opened(tmp_path: Path, source: str) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'host'\n")
+    code = source + ("\n" if source else "") + "TOOLS = {}\n\n\n"
+    code += "def get_time(zone: str) -> str:\n    return zone\n\n\n"
+    code += "TOOL_FUNCTIONS = {'get_time': get_time}\n"
+    (tmp_path / "agent.py").write_text(code)
+    _ruff_isort_passes(tmp_path)
+    result = fix_source(code, "agent.py", style=ImportStyle.load(tmp_path))
+    assert "@guardkit.tool()" in result.after
+    (tmp_path / "agent.py").write_text(result.after)
+    _ruff_isort_passes(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("files", "changed", "expected"),
+    [
+        pytest.param(
+            {"pyproject.toml": MULTI_LINE},
+            "pyproject.toml",
+            ["httpx", "guardkit"],
+            id="multi-line",
+        ),
+        pytest.param(
+            {"pyproject.toml": EXTRAS},
+            "pyproject.toml",
+            ["crewai[tools]>=0.1", "x", "guardkit"],
+            id="brackets-inside-strings",
+        ),
+        pytest.param(
+            {"pyproject.toml": '[project]\nname = "a"\ndependencies = []\n'},
+            "pyproject.toml",
+            ["guardkit"],
+            id="empty",
+        ),
+        pytest.param(
+            {"pyproject.toml": '[project]\nname = "a"\n\n[tool.x]\ny = 1\n'},
+            "pyproject.toml",
+            ["guardkit"],
+            id="no-key",
+        ),
+        pytest.param(
+            {
+                "pyproject.toml": '[project]\nname = "a"\ndynamic = ["dependencies"]\n',
+                "requirements.txt": "httpx",
+            },
+            "requirements.txt",
+            None,
+            id="dynamic-falls-back-to-requirements",
+        ),
+        pytest.param(
+            {"pyproject.toml": '[tool.poetry.dependencies]\npython = "^3.11"\n'},
+            "pyproject.toml",
+            None,
+            id="poetry",
+        ),
+        pytest.param(
+            {"pyproject.toml": '[project]\nname = "a"\ndependencies = ["guardkit>=0.1"]\n'},
+            None,
+            None,
+            id="already-listed",
+        ),
+    ],
+)
+def test_dependency_is_added_once(
+    tmp_path: Path, files: dict[str, str], changed: str | None, expected: list[str] | None
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    edited = add_dependency(tmp_path)
+    assert (edited.name if edited else None) == changed
+    assert add_dependency(tmp_path) is None  # a second run adds nothing
+    if expected is not None:
+        data = tomllib.loads((tmp_path / "pyproject.toml").read_text())
+        assert data["project"]["dependencies"] == expected
+    if changed == "requirements.txt":
+        assert (tmp_path / "requirements.txt").read_text() == "httpx\nguardkit\n"
+    if "poetry" in files.get("pyproject.toml", ""):
+        data = tomllib.loads((tmp_path / "pyproject.toml").read_text())
+        assert data["tool"]["poetry"]["dependencies"]["guardkit"] == "*"
+    if "keep" in files.get("pyproject.toml", ""):
+        assert "# keep" in (tmp_path / "pyproject.toml").read_text()
+
+
+def test_policy_skeleton_loads_and_holds_destructive_tools_for_approval() -> None:
+    policy = guardkit.load_policy(render_policy(["delete_file", "search", "sendEmail"], 12))
+    assert policy.tools["llm_turn"].max_calls == 12
+    assert policy.tools["delete_file"].requires_approval
+    assert policy.tools["sendEmail"].requires_approval
+    assert not policy.tools["search"].requires_approval
+    assert [n for n in ("run_shell", "pay_invoice", "list_files") if is_destructive(n)] == [
+        "run_shell",
+        "pay_invoice",
+    ]
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Path:
+    target = tmp_path / "shop_project"
+    shutil.copytree(CROSSMODULE, target)
+    return target
+
+
+def test_fix_write_on_a_project(shop: Path) -> None:
+    result = CliRunner().invoke(fix_command, [str(shop), "--write"])
+    assert result.exit_code == 0, result.output
+    assert "changed 6 of 10 files" in result.output
+    deps = tomllib.loads((shop / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert deps == ["litellm", "guardkit"]
+    policy = guardkit.load_policy((shop / "guardkit-policy.toml").read_text())
+    assert set(policy.tools) == {"llm_turn", "lookup_price", "cancel_order"}
+    assert "GUARDKIT_AGENT" in result.output
+    assert "GUARDKIT_POLICY=guardkit-policy.toml" in result.output
+    _ruff_isort_passes(shop)
+    for path in shop.rglob("*.py"):
+        compile(path.read_text(), str(path), "exec")
+    again = CliRunner().invoke(fix_command, [str(shop)])
+    assert again.exit_code == 0, again.output
+    assert "would change 0 of 10 files" in again.output
+
+
+def test_no_dependency_and_an_existing_policy_is_kept(shop: Path) -> None:
+    (shop / "guardkit-policy.toml").write_text("budget = 1\n")
+    result = CliRunner().invoke(fix_command, [str(shop), "--write", "--no-dependency"])
+    assert result.exit_code == 0, result.output
+    assert "guardkit" not in (shop / "pyproject.toml").read_text()
+    assert (shop / "guardkit-policy.toml").read_text() == "budget = 1\n"
+    assert "Kept the existing" in result.output
+
+
+def test_follow_ups_are_printed(tmp_path: Path) -> None:
+    (tmp_path / "agents_run.py").write_text(
+        dedent(
+            """
+            from agents import Agent, Runner
+            from smolagents import tool
+
+            @tool
+            def wipe(path: str) -> str:
+                \"\"\"Wipe a path.
+
+                Args:
+                    path: the path.
+                \"\"\"
+                return path
+
+            async def main(agent):
+                return await Runner.run(agent, "go", max_turns=float("inf"))
+            """
+        )
+    )
+    result = CliRunner().invoke(fix_command, [str(tmp_path), "--write"])
+    assert result.exit_code == 0, result.output
+    assert "Follow-ups guardkit fix could not make (2):" in result.output
+    assert "GK201 tool wipe" in result.output
+    assert "GK102 model call Runner.run" in result.output
+    assert "guardkit" not in (tmp_path / "agents_run.py").read_text()

@@ -1,0 +1,2 @@
+def lookup_price(sku: str) -> int:
+    return len(sku)
