@@ -582,3 +582,20 @@ def test_a_check_can_ask_a_human_for_one_call(make_agent, guard) -> None:
     assert "approval_reason" not in agent.action("act-2")
     with pytest.raises(InvalidInput):
         agent.request_approval("search", {}, None, {"argument": "no code"})  # type: ignore[typeddict-item]
+
+
+def test_an_action_decided_in_the_same_transaction_reads_back(guard, clock) -> None:
+    """A write that expires approvals and then reads an older action sees its own records."""
+    guard.create_agent(
+        "ttl",
+        {"budget": 10, "approval_ttl": 5, "tools": {"p": {"cost": 1, "requires_approval": True}}},
+    )
+    agent = guard.agent("ttl")
+    agent.request("p")
+    agent.request("p")
+    guard.approve("ttl", "act-1", "alice")
+    guard.store.actions.clear()  # as after a restart: nothing read yet
+    clock.advance(10)
+    assert agent.action("act-1")["status"] == "allowed"  # act-2 expires in the same write
+    assert agent.action("act-2")["reason"] == {"code": "approval_expired", "ttl": 5}
+    assert guard.quarantined == {}
