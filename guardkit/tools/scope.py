@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from contextvars import ContextVar, Token
 
+from guardkit._fallback import factory
 from guardkit.errors import NoAgentConfigured
 from guardkit.protocols import AgentGuard
 
@@ -60,7 +61,7 @@ def use_agent(agent: AgentGuard) -> _AgentScope:
 
 #: Builds the process default on first need when nothing was set (``guardkit`` installs the
 #: one that reads ``GUARDKIT_AGENT`` and friends from the environment).
-_fallback: list[Callable[[], AgentGuard | None] | None] = [None]
+_fallback = factory
 _fallback_lock = threading.Lock()
 
 

@@ -31,7 +31,7 @@ from mcp.server.mcpserver import MCPServer
 from guardkit.errors import GuardError, NoAgentConfigured
 from guardkit.protocols import AgentGuard
 from guardkit.refusals import refusal
-from guardkit.tools.handoff import guarded, handoff
+from guardkit.tools.handoff import guarded, handoff, running
 from guardkit.tools.scope import current_agent
 
 from .calls import DEFAULT_CALLS, CallPolicy, ask, error_result, outcome, refused, report
@@ -86,7 +86,8 @@ class GuardMiddleware:
         if not isinstance(answer, str):
             return answer
         try:
-            result = await call_next(ctx)
+            with running(answer):  # guardkit.current_action_id() inside the tool
+                result = await call_next(ctx)
         except BaseException as exc:
             await report(agent, answer, "failure", f"{type(exc).__name__}: {exc}")
             raise

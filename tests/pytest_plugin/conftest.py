@@ -8,7 +8,7 @@ from typing import Any
 
 # guardkit.codemods pulls in libcst.codemod (~0.6 s); in-process runs drop modules first imported
 # inside them, so import the static pass once here and let every inner run reuse it.
-import guardkit.codemods.analysis.facts  # noqa: F401
+import guardkit.codemods.runner  # noqa: F401
 import pytest
 
 
@@ -72,9 +72,11 @@ def test_dynamic_delete(guard_agent):
 
 
 @pytest.fixture(autouse=True)
-def _forget_the_real_agents_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+def _forget_the_real_agents_sdk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
     # The inner runs are in-process: once another test imported the installed OpenAI Agents SDK
     # (package ``agents``), the projects' own ``agents.py`` stand-ins would lose to the cached one.
+    if "pytester" not in request.fixturenames:
+        return
     for name in [m for m in sys.modules if m == "agents" or m.startswith("agents.")]:
         monkeypatch.delitem(sys.modules, name)
 

@@ -166,6 +166,9 @@ def test_help_text(pytester, run):
             "                        called, denial path",
             "  --guard-fail-under=N  fail the session when fewer than N percent of the tools",
             "                        are guarded",
+            "  --guard-allow-no-tools",
+            "                        let --guard-fail-under pass when the sources hold no",
+            "                        tools at all",
             "  --guard-strict        fail a test during which a tool ran without going",
             "                        through the guard",
             "  --no-guard-strict     turn off strict mode set by the guard_strict ini key",
@@ -181,6 +184,7 @@ def test_help_text(pytester, run):
             "  guard_policy (string):*",
             "  guard_coverage (bool):*",
             "  guard_fail_under (string):*",
+            "  guard_allow_no_tools (bool):*",
             "  guard_strict (bool):*",
             "  guard_coverage_paths (paths):*",
             "  guard_report_json (string):*",
@@ -194,8 +198,11 @@ def test_inert_unless_asked(pytester, run):
         test_it="""
         import sys
 
-        def test_nothing_installed():
+        def test_nothing_installed(request):
             assert sys.getprofile() is None
+            plugins = request.config.pluginmanager
+            assert not plugins.has_plugin("guardkit-recording")
+            assert not plugins.has_plugin("guardkit-reporting")
         """
     )
     result = run(pytester)
@@ -203,16 +210,39 @@ def test_inert_unless_asked(pytester, run):
     result.stdout.no_fnmatch_line("*guard coverage*")
 
 
-def test_importing_the_plugin_imports_no_codemods_or_opentelemetry():
+def test_a_strict_marker_alone_starts_recording(pytester, run):
+    pytester.makepyfile(
+        test_it="""
+        import pytest
+
+        @pytest.mark.guard_strict
+        def test_marked(request):
+            assert request.config.pluginmanager.has_plugin("guardkit-recording")
+        """
+    )
+    run(pytester).assert_outcomes(passed=1)
+
+
+def test_importing_the_plugin_loads_only_its_options():
+    # The entry point makes every pytest run import guardkit: neither the guard, nor the static
+    # pass, nor the plugin's coverage code may come with it.
     probe = (
         "import sys\n"
         "import guardkit.plugins.pytest_plugin\n"
-        "heavy = [m for m in sys.modules if m.startswith(('guardkit.codemods', 'opentelemetry',"
-        " 'libcst'))]\n"
-        "print(heavy)\n"
+        "print(sorted(m for m in sys.modules if m.partition('.')[0] in "
+        "('guardkit', 'opentelemetry', 'libcst', 'wrapt')))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, cwd=tempfile.gettempdir()
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
+    assert out.stdout.strip() == str(
+        [
+            "guardkit",
+            "guardkit._fallback",
+            "guardkit._version",
+            "guardkit.plugins",
+            "guardkit.plugins.pytest_plugin",
+            "guardkit.plugins.pytest_plugin.guard_settings",
+        ]
+    )

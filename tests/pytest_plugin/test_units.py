@@ -8,9 +8,9 @@ import time
 import pytest
 from guardkit.plugins.pytest_plugin.guard_coverage import (
     CoverageReport,
+    RunCounts,
     ToolEntry,
     Violation,
-    _Runtime,
 )
 from guardkit.plugins.pytest_plugin.guard_fixtures import (
     PERMISSIVE_POLICY,
@@ -112,10 +112,10 @@ def test_report_percent_lines_and_json():
         ToolEntry(name="a", path="m.py", line=3, how="decorator", guarded=True, first_line=2),
         ToolEntry(name="b", path="m.py", line=9, how="Tool(...)", guarded=False, aliases=("bee",)),
     ]
-    data = _Runtime()
+    data = RunCounts()
     data.runs["m.py:3:a"] = 2
     data.denials["bee"] = 1
-    report = CoverageReport.build(tools, data, [Violation("t::x", "b", "m.py", 9)])
+    report = CoverageReport.build(tools, data, [Violation("t::x", "b", "m.py", 9)], ["m.py"])
     assert report.percent == 50.0
     assert report.lines()[-2:] == ["TOTAL 1/2 tools guarded (50.00%)", "ungated: b"]
     rows = {r.tool.name: r for r in report.rows}
@@ -127,11 +127,34 @@ def test_report_percent_lines_and_json():
 
 
 def test_runtime_counts_survive_the_trip_from_a_worker():
-    data = _Runtime()
+    data = RunCounts()
     data.runs["k"] = 1
     data.requests["t"] = 2
-    merged = _Runtime()
+    merged = RunCounts()
     merged.merge(json.loads(json.dumps(data.to_dict())))
     merged.merge(data.to_dict())
     assert merged.runs["k"] == 2
     assert merged.requests["t"] == 4
+
+
+def test_no_tools_is_no_percentage_and_fails_unless_allowed():
+    report = CoverageReport.build([], RunCounts(), [], ["src", "lib"])
+    assert report.percent is None
+    assert report.lines()[0] == "no tools found in src, lib (test modules are skipped)"
+    assert "no tools found" in (report.shortfall(0, allow_no_tools=False) or "")
+    assert report.shortfall(0, allow_no_tools=True) is None
+    assert json.loads(report.to_json(None))["guarded_percent"] is None
+
+
+def test_a_tool_entry_survives_the_trip_to_a_worker():
+    entry = ToolEntry(
+        name="T.run",
+        path="m.py",
+        line=4,
+        how="tool class",
+        guarded=True,
+        first_line=3,
+        aliases=("t",),
+    )
+    assert ToolEntry.from_dict(json.loads(json.dumps(entry.to_dict()))) == entry
+    assert entry.names == {"T.run", "run", "T", "t"}
