@@ -6,6 +6,11 @@ header prints ``Using --randomly-seed=N``), so ``-p randomly_seed=N`` replays a 
 a failure also prints the ``@reproduce_failure`` blob. ``tests/strategies.py`` is registered as
 the module ``strategies`` so tests can ``import strategies`` under ``--import-mode=importlib``
 (which puts no test directory on ``sys.path``).
+
+Everything loaded on first use is loaded here, before any test: pytester's in-process runs
+(the pytest plugin's tests) drop the modules an inner run imported first, while what holds them
+stays (``guardkit``'s cached public names, ``httpx``'s map of ``httpcore``'s exceptions), so a
+module first imported inside an inner run would be imported twice, as two sets of classes.
 """
 
 from __future__ import annotations
@@ -15,8 +20,15 @@ import os
 import sys
 from pathlib import Path
 
+import httpcore  # noqa: F401 (loaded before any inner run: see above)
 import pytest
 from hypothesis import HealthCheck, settings
+
+import guardkit
+import guardkit.client  # the HTTP clients load on first use too
+
+for _name in guardkit.__all__:
+    getattr(guardkit, _name)
 
 settings.register_profile(
     "default",
