@@ -56,6 +56,11 @@ CLIENTS: dict[str, str] = {
     "openrouter.OpenRouter": "openai",
     "litellm.Router": "litellm_router",
     "langchain.chat_models.init_chat_model": "langchain",
+    # the base classes chat models are annotated with (``model: BaseChatModel``)
+    "langchain_core.language_models.BaseChatModel": "langchain",
+    "langchain_core.language_models.chat_models.BaseChatModel": "langchain",
+    "langchain_core.language_models.BaseLanguageModel": "langchain",
+    "langchain_core.language_models.base.BaseLanguageModel": "langchain",
     "langgraph.prebuilt.create_react_agent": "agent_run",
     "langchain.agents.create_agent": "agent_run",
     "langchain.agents.AgentExecutor": "agent_run",

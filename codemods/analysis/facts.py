@@ -14,10 +14,12 @@ from .calls import CallIndex, ModelCall, classify_calls
 from .catalog import DEFAULT_CATALOG, SOURCE_READERS, Catalog
 from .dispatch import find_dispatch
 from .guards import Guards
+from .handed import hand_over
 from .imports import ImportMap
 from .lookups import dynamic_dispatch
 from .loops import infinite_names, is_bounded
 from .project import Env, ProjectIndex
+from .recursion import unbounded_recursions
 from .risks import denial_escapes, model_supplied_costs
 from .summary import Summary, call_ref, owner_of, qualified, summarize
 from .tools import Dispatch, ToolSite, find_tools
@@ -27,6 +29,7 @@ from .values import Values
 __all__ = ["ModuleFacts", "analyze"]
 
 Loop = ast.For | ast.AsyncFor | ast.While
+Def = ast.FunctionDef | ast.AsyncFunctionDef
 _AGENT_WORDS = {"input_schema", "tool_use", "tool_calls", "function_call", "tool_result"}
 
 
@@ -44,6 +47,8 @@ class ModuleFacts:
     summary: Summary
     #: the environment the module was analysed in
     env: Env
+    #: functions that reach a model and call themselves with no bound (agent loops as recursion)
+    recursions: tuple[tuple[Def, tuple[ModelCall, ...]], ...] = ()
 
 
 def _agentic(tree: Tree, has_model_calls: bool) -> bool:
@@ -74,12 +79,12 @@ def _unbounded(
     calls: list[ModelCall],
     gates: list[ast.Call],
     stoppers: list[ast.Call],
+    infinite: frozenset[str],
 ) -> list[tuple[Loop, tuple[ModelCall, ...]]]:
     by_loop: dict[Loop, list[ModelCall]] = {}
     for call in calls:
         for ctx in call.loops:
             by_loop.setdefault(ctx.loop, []).append(call)
-    infinite = infinite_names(tree)
     return [
         (loop, tuple(found))
         for loop, found in by_loop.items()
@@ -146,7 +151,8 @@ def analyze(
     imports = ImportMap(tree.nodes(ast.Import, ast.ImportFrom), name, is_package)
     values = Values(tree, imports, catalog, name, env.kind_map() if env else None)
     calls = classify_calls(tree, values, imports)
-    summary = summarize(tree, values, calls)
+    handed = hand_over(tree, values)
+    summary = summarize(tree, values, calls, handed)
     if env is None:
         env = ProjectIndex([summary]).env(name)
     if env.turns or env.called:
@@ -161,19 +167,22 @@ def analyze(
         if ref in env.limit:
             stoppers.append(node)
     guards = Guards(tree, values, imports, calls, env.gated)
-    tools, dispatches = find_tools(guards, env.tools)
+    tools, dispatches = find_tools(guards, env.tools, handed.local)
     more_tools, more_dispatches, raising = find_dispatch(guards, _agentic(tree, bool(calls.model)))
     known = {id(d.node) for d in (*dispatches, *more_dispatches)} | {id(c) for c in raising}
     more_dispatches += dynamic_dispatch(guards, known)
     escapes = {id(n): n for n in denial_escapes(tree, guards, calls, raising)}
     looped = [*calls.model, *helpers]
+    infinite = infinite_names(tree)
+    recursions = unbounded_recursions(tree, looped, [*calls.gates, *stoppers], infinite)
     return ModuleFacts(
         model_calls=tuple(calls.model),
-        unbounded_loops=tuple(_unbounded(tree, imports, looped, calls.gates, stoppers)),
+        unbounded_loops=tuple(_unbounded(tree, imports, looped, calls.gates, stoppers, infinite)),
         tools=tuple(_unique_tools(tools + more_tools, _reads_source(tree, values))),
         dispatches=tuple(dispatches + more_dispatches),
         costs=tuple(model_supplied_costs(tree, guards, calls)),
         escapes=tuple(escapes.values()),
         summary=summary,
         env=env,
+        recursions=tuple(recursions),
     )

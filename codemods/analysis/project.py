@@ -186,6 +186,9 @@ class ProjectIndex:
         return frozenset(done)
 
     def _expand(self, name: str, seen: set[str]) -> Iterable[str]:
+        if ":" in name:  # ``self:pkg.mod.Class.meth``: the method and its overrides
+            yield from self.targets(name)
+            return
         target = self.canonical(name)
         if target in seen:
             return
@@ -262,6 +265,11 @@ class ProjectIndex:
                 }
         return frozenset(found)
 
+    def module_of(self, qualname: str) -> str:
+        """The module that defines a function, method or class."""
+        head = qualname.rpartition(".")[0]
+        return head.rpartition(".")[0] if head in self.classes else head
+
     # -- per module ---------------------------------------------------------------------------
     def env(self, module: str) -> Env:
         summary = self.modules.get(module)
@@ -270,7 +278,7 @@ class ProjectIndex:
         refs = {ref for f in summary["functions"].values() for ref in f["calls"]}
         model = {r for r in refs if self.targets(r) & self.model}
         limit = {r for r in refs if self.targets(r) & self.limit}
-        own = {t for t in self.tools if t.rpartition(".")[0] == module}
+        own = {t for t in self.tools if self.module_of(t) == module}
         own |= {
             f"{t}.{m}"
             for t in own
@@ -278,7 +286,7 @@ class ProjectIndex:
             for m in TOOL_METHODS
             if f"{t}.{m}" in self.functions
         }
-        gated = frozenset(t for t in self.gated if t.rpartition(".")[0] == module)
+        gated = frozenset(t for t in self.gated if self.module_of(t) == module)
         turns = frozenset(r for r in refs if self.targets(r) & self.turns)
         called = frozenset(
             q for q in self.turns if q.startswith(f"{module}.") or not module if self.callers.get(q)

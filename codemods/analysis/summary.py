@@ -17,6 +17,7 @@ import ast
 from typing import TypedDict
 
 from .calls import CallIndex
+from .handed import Handed, hand_over, tool_arguments
 from .loops import counters, raise_tests
 from .retries import retried
 from .tree import Tree, dotted
@@ -34,22 +35,6 @@ __all__ = [
 
 Def = ast.FunctionDef | ast.AsyncFunctionDef
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
-#: keyword arguments that hand tools to a model or an agent
-TOOL_KEYWORDS = frozenset({"tools", "functions", "toolsets"})
-#: keywords that describe a tool to a model (beside its ``name``)
-SPEC_KEYWORDS = frozenset(
-    {"desc", "description", "parameters", "schema", "input_schema", "instructions"}
-)
-#: keywords of a tool description that hold the function that runs the tool
-RUNNER_KEYWORDS = frozenset(
-    {"execute", "run", "invoke", "func", "fn", "function", "handler", "callback", "coroutine"}
-)
-#: calls that take tools positionally: qualified name or method name -> argument index
-TOOL_POSITIONS = {
-    "langgraph.prebuilt.ToolNode": 0,
-    "langgraph.prebuilt.create_react_agent": 1,
-    "bind_tools": 0,
-}
 #: the pseudo-function that holds a module's top-level code
 MODULE_CODE = "<module>"
 _PROTOCOL_BASES = frozenset({"typing.Protocol", "typing_extensions.Protocol", "abc.ABC"})
@@ -142,6 +127,8 @@ def _elements(expr: ast.expr, values: Values) -> list[str]:
         return _elements(expr.value, values)
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
         return _elements(expr.left, values) + _elements(expr.right, values)
+    if isinstance(expr, ast.IfExp):
+        return _elements(expr.body, values) + _elements(expr.orelse, values)
     if isinstance(expr, ast.Call):
         if isinstance(expr.func, ast.Name) and expr.func.id in {"list", "tuple"} and expr.args:
             return _elements(expr.args[0], values)
@@ -149,30 +136,6 @@ def _elements(expr: ast.expr, values: Values) -> list[str]:
         return [name] if name and name.rpartition(".")[2][:1].isupper() else []
     name = values.qualify(dotted(expr))
     return [name] if name else []
-
-
-def _spec_callables(call: ast.Call) -> list[ast.expr]:
-    """``ToolSpec(name="shell", desc=..., execute=run_shell)``: a tool described for a model by
-    name and schema or description, with the function that runs it."""
-    keywords = {k.arg: k.value for k in call.keywords if k.arg}
-    name = keywords.get("name")
-    if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
-        return []
-    if not SPEC_KEYWORDS & keywords.keys():
-        return []
-    return [v for k, v in keywords.items() if isinstance(v, ast.Name) and k in RUNNER_KEYWORDS]
-
-
-def tool_arguments(call: ast.Call, values: Values) -> list[ast.expr]:
-    """The arguments of ``call`` that hand tools to a model or an agent."""
-    found = [k.value for k in call.keywords if k.arg in TOOL_KEYWORDS]
-    found += _spec_callables(call)
-    name = values.qualify(dotted(call.func)) or ""
-    method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
-    position = TOOL_POSITIONS.get(name, TOOL_POSITIONS.get(method))
-    if position is not None and len(call.args) > position:
-        found.append(call.args[position])
-    return found
 
 
 def _collections(tree: Tree, values: Values) -> dict[str, list[str]]:
@@ -214,8 +177,11 @@ def _raising_ifs(tree: Tree) -> set[ast.If]:
     return found
 
 
-def summarize(tree: Tree, values: Values, calls: CallIndex) -> Summary:
+def summarize(
+    tree: Tree, values: Values, calls: CallIndex, handed: Handed | None = None
+) -> Summary:
     """The module's summary (see the module docstring)."""
+    handed = handed or hand_over(tree, values)
     module = values.module
     functions: dict[str, FunctionFacts] = {}
     owners: dict[Def, str] = {}
@@ -239,12 +205,8 @@ def summarize(tree: Tree, values: Values, calls: CallIndex) -> Summary:
     functions[top] = FunctionFacts(model=False, limit=[], retried=False, calls=[], params=[])
     arguments: set[tuple[str, int, str]] = set()
     ungated = {id(c.node) for c in calls.model if not c.gated}
-    tools: list[str] = []
-    gated: list[str] = []
     looped: set[str] = set()
     for call in tree.nodes(ast.Call):
-        for argument in tool_arguments(call, values):
-            (gated if values.has_gate(call) else tools).extend(_elements(argument, values))
         owner = owner_of(tree, call)
         facts = functions[owners[owner] if owner is not None and owner in owners else top]
         if id(call) in ungated:
@@ -270,8 +232,8 @@ def summarize(tree: Tree, values: Values, calls: CallIndex) -> Summary:
         functions=functions,
         classes=classes,
         collections=_collections(tree, values),
-        tools=sorted(set(tools)),
-        gated=sorted(set(gated)),
+        tools=handed.names,
+        gated=handed.gated,
         counters=sorted(counters(tree)),
         arguments=sorted(arguments),
         looped=sorted(looped),

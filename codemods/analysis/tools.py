@@ -6,7 +6,7 @@ index found handed to a model or an agent in ``tools=``/``functions=`` (in any m
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from .catalog import SOURCE_CHECKED, TOOL_BASES, TOOL_CONSTRUCTORS
@@ -41,7 +41,7 @@ class Dispatch:
 
 
 def find_tools(
-    guards: Guards, flowed: frozenset[str] = frozenset()
+    guards: Guards, flowed: frozenset[str] = frozenset(), nested: Sequence[Def] = ()
 ) -> tuple[list[ToolSite], list[Dispatch]]:
     """Tools exposed by decorators, constructors and classes, and the module's definitions in
     ``flowed`` (qualified names the project index saw handed to a model); MCP ``call_tool``
@@ -60,6 +60,10 @@ def find_tools(
             gated = guards.function_gated(func)
             how = "tool class" if isinstance(owner, ast.ClassDef) else "tool list or spec"
             tools.append(ToolSite(name=name, node=func, how=how, gated=gated, fixable=True))
+    for func in nested:
+        gated = guards.function_gated(func)
+        site = ToolSite(name=func.name, node=func, how="tool list", gated=gated, fixable=True)
+        tools.append(site)
     for call in tree.nodes(ast.Call):
         tools.extend(_constructed(guards, call))
     for cls in tree.nodes(ast.ClassDef):

@@ -127,6 +127,33 @@ VALID: tuple[Valid, ...] = (
         """,
         note="the limit is enforced in the called method",
     ),
+    Valid(
+        code="""
+        import litellm
+        class Agent:
+            def answer(self, messages, depth=0):
+                if depth >= 8:
+                    raise RuntimeError("too many tool rounds")
+                reply = litellm.completion(model="m", messages=messages)
+                if reply.choices[0].finish_reason == "tool_calls":
+                    return self.answer(messages, depth=depth + 1)
+                return reply
+        """,
+        note="a recursion that passes a depth on and compares it is bounded",
+    ),
+    Valid(
+        code="""
+        import guardkit
+        import litellm
+        def answer(messages):
+            with guardkit.model_turn():
+                reply = litellm.completion(model="m", messages=messages)
+            if reply.choices[0].finish_reason == "tool_calls":
+                return answer(messages)
+            return reply
+        """,
+        note="a recursion gated by llm_turn: the policy's turn budget bounds it",
+    ),
 )
 
 INVALID: tuple[Invalid, ...] = (
@@ -412,6 +439,49 @@ INVALID: tuple[Invalid, ...] = (
                 for _gk_turns in range(25):
                     messages.append(client.messages.create(model="m", messages=messages))
                     if not auto_run and input("run it? ") != "y":
+                        break
+        """,
+    ),
+    Invalid(
+        code="""
+            from openai import OpenAI
+            client = OpenAI()
+            class Session:
+                def reply(self, messages, tools):
+                    response = client.chat.completions.create(
+                        model="m", messages=messages, tools=tools
+                    )
+                    message = response.choices[0].message
+                    if message.tool_calls:
+                        messages.append(run_tools(message.tool_calls))
+                        return self.reply(messages, tools)
+                    return message.content
+        """,
+        line=4,
+        column=4,
+        note="a tool loop written as recursion, with no depth limit (not fixed: bounding it "
+        "takes a depth parameter the callers must agree to)",
+    ),
+    Invalid(
+        code="""
+            import litellm
+            completion = litellm.completion
+            def answer(messages):
+                while True:
+                    reply = completion(model="m", messages=messages)
+                    if not reply.choices[0].message.tool_calls:
+                        break
+        """,
+        line=4,
+        column=4,
+        note="the model function held in a variable",
+        expected_fix="""
+            import litellm
+            completion = litellm.completion
+            def answer(messages):
+                for _gk_turns in range(25):
+                    reply = completion(model="m", messages=messages)
+                    if not reply.choices[0].message.tool_calls:
                         break
         """,
     ),

@@ -429,4 +429,106 @@ INVALID: tuple[Invalid, ...] = (
             tool = ToolSpec(name="sh", desc="Run", execute=execute_shell, examples=examples)
             """,
     ),
+    Invalid(
+        code="""
+        from assistant import Assistant
+        class Debugger:
+            def run_command(self, command: str) -> str:
+                return command
+            def show_source(self, name: str) -> str:
+                return name
+            def functions(self):
+                found = [self.run_command]
+                if self.has_sources():
+                    found.append(self.show_source)
+                return found
+            def start(self):
+                functions = self.functions()
+                return Assistant(instructions="debug", functions=functions)
+        """,
+        line=5,
+        column=4,
+        note="bound methods listed by a helper, handed over through a local variable",
+        expected_fix="""
+            from assistant import Assistant
+            import guardkit
+
+            class Debugger:
+                @guardkit.tool()
+                def run_command(self, command: str) -> str:
+                    return command
+                @guardkit.tool()
+                def show_source(self, name: str) -> str:
+                    return name
+                def functions(self):
+                    found = [self.run_command]
+                    if self.has_sources():
+                        found.append(self.show_source)
+                    return found
+                def start(self):
+                    functions = self.functions()
+                    return Assistant(instructions="debug", functions=functions)
+            """,
+    ),
+    Invalid(
+        code="""
+        from fastmcp import FastMCP
+        class NotesServer(FastMCP):
+            def setup(self, read_only: bool) -> None:
+                async def append_note(text: str) -> str:
+                    return text
+                handler = append_note
+                if not read_only:
+                    self.tool(handler, name="append-note")
+        """,
+        line=4,
+        column=8,
+        note="a nested function registered by a call on a FastMCP subclass",
+        expected_fix="""
+            from fastmcp import FastMCP
+            import guardkit
+
+            class NotesServer(FastMCP):
+                def setup(self, read_only: bool) -> None:
+                    @guardkit.tool()
+                    async def append_note(text: str) -> str:
+                        return text
+                    handler = append_note
+                    if not read_only:
+                        self.tool(handler, name="append-note")
+            """,
+    ),
+    Invalid(
+        code="""
+        import os
+        from google.adk.agents import Agent
+        def plan_query(question: str) -> str:
+            return question
+        def plan_query_fast(question: str) -> str:
+            return question
+        agent = Agent(
+            name="db",
+            tools=[plan_query_fast if os.getenv("FAST") else plan_query],
+        )
+        """,
+        line=3,
+        column=0,
+        note="either branch of a conditional in the tool list",
+        expected_fix="""
+            import os
+            from google.adk.agents import Agent
+            import guardkit
+
+            @guardkit.tool()
+            def plan_query(question: str) -> str:
+                return question
+            @guardkit.tool()
+            def plan_query_fast(question: str) -> str:
+                return question
+            agent = Agent(
+                name="db",
+                tools=[plan_query_fast if os.getenv("FAST") else plan_query],
+            )
+            """,
+    ),
 )
