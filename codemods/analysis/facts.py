@@ -15,6 +15,7 @@ from .catalog import DEFAULT_CATALOG, SOURCE_READERS, Catalog
 from .dispatch import find_dispatch
 from .guards import Guards
 from .handed import hand_over
+from .handlers import handler_tools
 from .imports import ImportMap
 from .lookups import dynamic_dispatch
 from .loops import infinite_names, is_bounded
@@ -92,6 +93,21 @@ def _unbounded(
     ]
 
 
+def _inside(tree: Tree, node: ast.AST, functions: list[Def]) -> bool:
+    return any(parent in functions for parent, _ in tree.ancestors(node))
+
+
+def _tool_parameters(tools: list[ToolSite]) -> set[tuple[ast.AST, str]]:
+    """A tool's own parameters hold what the model wrote: a lookup by one is model-chosen."""
+    found: set[tuple[ast.AST, str]] = set()
+    for site in tools:
+        if isinstance(site.node, Def):
+            args = site.node.args
+            params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+            found.update((site.node, p.arg) for p in params if p.arg not in {"self", "cls"})
+    return found
+
+
 def _reads_source(tree: Tree, values: Values) -> bool:
     return any(
         values.qualify(dotted(c.func)) in SOURCE_READERS or dotted(c.func) == "exec"
@@ -153,6 +169,7 @@ def analyze(
     calls = classify_calls(tree, values, imports)
     handed = hand_over(tree, values)
     summary = summarize(tree, values, calls, handed)
+    standalone = env is None
     if env is None:
         env = ProjectIndex([summary]).env(name)
     if env.turns or env.called:
@@ -168,9 +185,21 @@ def analyze(
             stoppers.append(node)
     guards = Guards(tree, values, imports, calls, env.gated)
     tools, dispatches = find_tools(guards, env.tools, handed.local)
+    handler_defs = [d.node for d in dispatches if isinstance(d.node, Def)]
+    handlers = handler_tools(guards, handler_defs)
+    tools += handlers.tools
+    guards.tool_params.update(_tool_parameters(tools))
     more_tools, more_dispatches, raising = find_dispatch(guards, _agentic(tree, bool(calls.model)))
     known = {id(d.node) for d in (*dispatches, *more_dispatches)} | {id(c) for c in raising}
-    more_dispatches += dynamic_dispatch(guards, known)
+    looked_up = list(dynamic_dispatch(guards, known))
+    runs = {r for d in looked_up if not d.guarded for r in d.runs}
+    # a lookup inside an MCP ``call_tool`` handler is reported as the handler
+    more_dispatches += [d for d in looked_up if not _inside(tree, d.node, handler_defs)]
+    summary["tools"] = sorted({*summary["tools"], *handlers.refs, *runs})
+    if standalone and (handlers.refs or runs):
+        # tools found only now (behind a handler or a typed lookup) may be defined here
+        again = ProjectIndex([summary]).env(name)
+        return analyze(module, catalog, name=name, is_package=is_package, env=again)
     escapes = {id(n): n for n in denial_escapes(tree, guards, calls, raising)}
     looped = [*calls.model, *helpers]
     infinite = infinite_names(tree)

@@ -204,7 +204,11 @@ class ProjectIndex:
         for summary in self.modules.values():
             for name in summary[key]:  # type: ignore[literal-required]
                 found.update(self._expand(name, set()))
-        return frozenset(t for t in found if t in self.functions or t in self.classes)
+        return frozenset(
+            t
+            for t in found
+            if t in self.classes or (t in self.functions and not self.functions[t]["abstract"])
+        )
 
     def _parameter_kinds(self) -> dict[str, dict[str, str]]:
         """``function -> {parameter: kind}`` from the kinds of the arguments callers pass."""

@@ -50,6 +50,8 @@ class FunctionFacts(TypedDict):
     calls: list[str]
     #: positional parameter names (what typed arguments of callers bind to)
     params: list[str]
+    #: a stub to be overridden (``raise NotImplementedError``, ``...``, ``@abstractmethod``)
+    abstract: bool
 
 
 class ClassFacts(TypedDict):
@@ -165,6 +167,27 @@ def _class_facts(node: ast.ClassDef, values: Values) -> ClassFacts:
     )
 
 
+def _abstract(func: Def) -> bool:
+    """A method meant to be overridden: ``@abstractmethod``, or a body that is only a
+    docstring, ``pass``, ``...`` or ``raise NotImplementedError``."""
+    if any((dotted(d) or "").endswith("abstractmethod") for d in func.decorator_list):
+        return True
+    body = [
+        s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+    ]
+    if not body:
+        return True
+    if len(body) != 1:
+        return False
+    only = body[0]
+    if isinstance(only, ast.Pass):
+        return True
+    if isinstance(only, ast.Raise) and only.exc is not None:
+        exc = only.exc.func if isinstance(only.exc, ast.Call) else only.exc
+        return dotted(exc) == "NotImplementedError"
+    return False
+
+
 def _raising_ifs(tree: Tree) -> set[ast.If]:
     """``if`` statements whose body raises (found from the raises up, not the ifs down)."""
     found: set[ast.If] = set()
@@ -200,9 +223,12 @@ def summarize(
                 retried=retried(func, values.imports),
                 calls=[],
                 params=[a.arg for a in (*func.args.posonlyargs, *func.args.args)],
+                abstract=_abstract(func),
             )
     top = qualified(module, MODULE_CODE)
-    functions[top] = FunctionFacts(model=False, limit=[], retried=False, calls=[], params=[])
+    functions[top] = FunctionFacts(
+        model=False, limit=[], retried=False, calls=[], params=[], abstract=False
+    )
     arguments: set[tuple[str, int, str]] = set()
     ungated = {id(c.node) for c in calls.model if not c.gated}
     looped: set[str] = set()

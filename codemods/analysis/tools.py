@@ -38,6 +38,8 @@ class Dispatch:
     symbol: str
     guarded: bool
     fixable: bool
+    #: refs of the methods the dispatch runs, when the looked-up value has a known type
+    runs: tuple[str, ...] = ()
 
 
 def find_tools(
@@ -74,9 +76,8 @@ def find_tools(
 def _decorated(guards: Guards, func: Def, tools: list[ToolSite], out: list[Dispatch]) -> None:
     kinds = [guards.tool_decorator(d, func) for d in func.decorator_list]
     if "dispatcher" in kinds:
-        out.append(
-            Dispatch(node=func, symbol=func.name, guarded=guards.self_guarded(func), fixable=False)
-        )
+        guarded = guards.self_guarded(func) or guards.integration_gated(func)
+        out.append(Dispatch(node=func, symbol=func.name, guarded=guarded, fixable=False))
         return
     if "tool" not in kinds:
         return

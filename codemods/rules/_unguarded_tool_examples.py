@@ -112,6 +112,56 @@ VALID: tuple[Valid, ...] = (
         """,
         note="an MCP server wrapped by guard_server",
     ),
+    Valid(
+        code="""
+        import guardkit
+        from mcp.server import Server
+        server = Server("files")
+        def remove(path: str) -> str:
+            return path
+        @server.call_tool()
+        async def call_tool(name: str, arguments: dict) -> list:
+            guardkit.current_agent().authorize(name, arguments)
+            match name:
+                case "remove":
+                    return [remove(arguments["path"])]
+                case _:
+                    raise ValueError(name)
+        """,
+        note="an MCP call_tool handler that asks the guard before dispatching gates its tools",
+    ),
+    Valid(
+        code="""
+        from mcp.server import Server
+        from mcp.types import Tool
+        server = Server("files")
+        @server.list_tools()
+        async def list_tools() -> list[Tool]:
+            return [Tool(name="remove", description="Remove a file", inputSchema={})]
+        """,
+        note="listing tool specs runs nothing",
+    ),
+    Valid(
+        code="""
+        from mcp.server import Server
+        server = Server("notes")
+        class Handler:
+            def run(self, args: dict) -> list:
+                raise NotImplementedError
+        class Append(Handler):
+            def run(self, args: dict) -> list:
+                return [args["text"]]
+        HANDLERS: dict[str, Handler] = {}
+        def handler_for(name: str) -> Handler:
+            return HANDLERS[name]
+        @server.call_tool()
+        async def call_tool(name: str, arguments: dict) -> list:
+            if not guard.authorize(name, arguments):
+                return []
+            return handler_for(name).run(arguments)
+        """,
+        note="a typed lookup behind a guard request: the implementations are gated",
+    ),
 )
 
 INVALID: tuple[Invalid, ...] = (
@@ -529,6 +579,157 @@ INVALID: tuple[Invalid, ...] = (
                 name="db",
                 tools=[plan_query_fast if os.getenv("FAST") else plan_query],
             )
+            """,
+    ),
+    Invalid(
+        code="""
+        from mcp.server import Server
+        server = Server("vcs")
+        def commit(message: str) -> str:
+            return message
+        @server.call_tool()
+        async def call_tool(name: str, arguments: dict) -> list:
+            match name:
+                case "commit":
+                    result = commit(arguments["message"])
+                    return [result]
+                case _:
+                    raise ValueError(f"unknown tool {name}")
+        """,
+        line=3,
+        column=0,
+        note="an MCP low-level handler's match on the tool name: the function a case runs is the "
+        "tool",
+        expected_fix="""
+            from mcp.server import Server
+            import guardkit
+
+            server = Server("vcs")
+            @guardkit.tool()
+            def commit(message: str) -> str:
+                return message
+            @server.call_tool()
+            async def call_tool(name: str, arguments: dict) -> list:
+                match name:
+                    case "commit":
+                        result = commit(arguments["message"])
+                        return [result]
+                    case _:
+                        raise ValueError(f"unknown tool {name}")
+            """,
+    ),
+    Invalid(
+        code="""
+        import httpx
+        from mcp.server import Server
+        server = Server("weather")
+        async def get(client, url):
+            return (await client.get(url)).json()
+        @server.call_tool()
+        async def handle(name: str, arguments: dict) -> list:
+            if name == "forecast":
+                async with httpx.AsyncClient() as client:
+                    point = await get(client, f"/points/{arguments['at']}")
+                    return [await get(client, point["forecast"])]
+            raise ValueError(name)
+        """,
+        line=8,
+        column=4,
+        note="a branch that does the work itself (several calls) is the tool; no decorator fits "
+        "a branch",
+    ),
+    Invalid(
+        code="""
+        from mcp.server import Server
+        server = Server("fetch")
+        @server.call_tool()
+        async def call_tool(name, arguments: dict) -> list:
+            url = arguments["url"]
+            return [url]
+        """,
+        line=4,
+        column=0,
+        note="a handler that never looks at the tool name is the one tool itself",
+    ),
+    Invalid(
+        code="""
+        from mcp.server import Server
+        server = Server("clock")
+        class Clock:
+            def convert(self, source: str, target: str) -> str:
+                return target
+        clock = Clock()
+        @server.call_tool()
+        async def call_tool(name: str, arguments: dict) -> list:
+            if name == "convert":
+                if "target" not in arguments:
+                    raise ValueError("target is required")
+                return [clock.convert(arguments["source"], arguments["target"])]
+            raise ValueError(name)
+        """,
+        line=4,
+        column=4,
+        note="a method of the project's own object, called from a branch",
+        expected_fix="""
+            from mcp.server import Server
+            import guardkit
+
+            server = Server("clock")
+            class Clock:
+                @guardkit.tool()
+                def convert(self, source: str, target: str) -> str:
+                    return target
+            clock = Clock()
+            @server.call_tool()
+            async def call_tool(name: str, arguments: dict) -> list:
+                if name == "convert":
+                    if "target" not in arguments:
+                        raise ValueError("target is required")
+                    return [clock.convert(arguments["source"], arguments["target"])]
+                raise ValueError(name)
+            """,
+    ),
+    Invalid(
+        code="""
+        from mcp.server import Server
+        server = Server("notes")
+        class Handler:
+            def run(self, args: dict) -> list:
+                raise NotImplementedError
+        class Append(Handler):
+            def run(self, args: dict) -> list:
+                return [args["text"]]
+        HANDLERS: dict[str, Handler] = {}
+        def handler_for(name: str) -> Handler:
+            return HANDLERS[name]
+        @server.call_tool()
+        async def call_tool(name: str, arguments: dict) -> list:
+            handler = handler_for(name)
+            return handler.run(arguments)
+        """,
+        line=7,
+        column=4,
+        note="a lookup whose type is known: the implementations of the method it calls are the "
+        "tools (the abstract one is not)",
+        expected_fix="""
+            from mcp.server import Server
+            import guardkit
+
+            server = Server("notes")
+            class Handler:
+                def run(self, args: dict) -> list:
+                    raise NotImplementedError
+            class Append(Handler):
+                @guardkit.tool()
+                def run(self, args: dict) -> list:
+                    return [args["text"]]
+            HANDLERS: dict[str, Handler] = {}
+            def handler_for(name: str) -> Handler:
+                return HANDLERS[name]
+            @server.call_tool()
+            async def call_tool(name: str, arguments: dict) -> list:
+                handler = handler_for(name)
+                return handler.run(arguments)
             """,
     ),
 )
