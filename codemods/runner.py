@@ -109,15 +109,22 @@ def _analyse(
 def _demanded(records: dict[str, Record], forced: set[str]) -> set[str]:
     """Qualified names the summaries point to: tools handed to a model (and the collections
     that list them), and functions of the same top-level package called in loops (where a
-    bound may be enforced)."""
+    bound may be enforced) or by tools (where a dispatch helper may run more tools)."""
     wanted: set[str] = set()
     for path, record in records.items():
         summary = record.summary
         if summary is None:
             continue
         wanted.update(summary["tools"])
+        wanted.update(f for functions in summary["dispatchers"].values() for f in functions)
         root = summary["module"].partition(".")[0]
-        for ref in summary["looped"]:
+        # what loops call (a bound may be enforced there) and what tools call (a dispatch
+        # helper whose table holds more tools)
+        called = [*summary["looped"]]
+        for tool in summary["defined"]:
+            if tool in summary["functions"]:
+                called += summary["functions"][tool]["calls"]
+        for ref in called:
             name = ref.rpartition(":")[2]
             if name.partition(".")[0] == root:
                 wanted.add(name)

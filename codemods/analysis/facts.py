@@ -196,7 +196,10 @@ def analyze(
     # a lookup inside an MCP ``call_tool`` handler is reported as the handler
     more_dispatches += [d for d in looked_up if not _inside(tree, d.node, handler_defs)]
     summary["tools"] = sorted({*summary["tools"], *handlers.refs, *runs})
-    if standalone and (handlers.refs or runs):
+    summary["defined"] = sorted(
+        {_qualified(tree, t.node, values) for t in tools if isinstance(t.node, Def)}
+    )
+    if standalone and (handlers.refs or runs or (summary["dispatchers"] and summary["defined"])):
         # tools found only now (behind a handler or a typed lookup) may be defined here
         again = ProjectIndex([summary]).env(name)
         return analyze(module, catalog, name=name, is_package=is_package, env=again)

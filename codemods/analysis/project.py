@@ -91,6 +91,7 @@ class ProjectIndex:
         self.limit = self._propagate(lambda facts: any(name in steps for name in facts["limit"]))
         self.params = self._parameter_kinds()
         self.tools = self._tools()
+        self.tools |= self._dispatched(self.tools)
         self.gated = self._tools("gated") - self.tools
 
     # -- resolution ---------------------------------------------------------------------------
@@ -209,6 +210,23 @@ class ProjectIndex:
             for t in found
             if t in self.classes or (t in self.functions and not self.functions[t]["abstract"])
         )
+
+    def _dispatched(self, tools: frozenset[str]) -> frozenset[str]:
+        """The functions of name->function tables whose dispatch helper a tool calls (a
+        ``BaseTool._run`` forwarding to ``api.run(self.method, ...)``)."""
+        helpers = {q: f for s in self.modules.values() for q, f in s["dispatchers"].items()}
+        if not helpers:
+            return frozenset()
+        roots = set(tools) | {
+            self.canonical(d) for s in self.modules.values() for d in s["defined"]
+        }
+        roots |= {f"{c}.{m}" for c in roots if c in self.classes for m in TOOL_METHODS}
+        found: set[str] = set()
+        for root in roots & self.functions.keys():
+            for ref in self.functions[root]["calls"]:
+                for helper in self.targets(ref) & helpers.keys():
+                    found.update(t for f in helpers[helper] for t in self._expand(f, set()))
+        return frozenset(t for t in found if t in self.functions)
 
     def _parameter_kinds(self) -> dict[str, dict[str, str]]:
         """``function -> {parameter: kind}`` from the kinds of the arguments callers pass."""

@@ -19,6 +19,7 @@ from typing import TypedDict
 from .calls import CallIndex
 from .handed import Handed, hand_over, tool_arguments
 from .loops import counters, raise_tests
+from .registries import dispatch_helpers
 from .retries import retried
 from .tree import Tree, dotted
 from .values import CLASS, FUNCTION, Values
@@ -77,6 +78,11 @@ class Summary(TypedDict):
     arguments: list[tuple[str, int, str]]
     #: refs called inside ``while`` loops (what could make one a model loop, or bound it)
     looped: list[str]
+    #: helpers that call one entry of a name->function table picked by a parameter -> the
+    #: table's functions (tools when a tool calls the helper)
+    dispatchers: dict[str, list[str]]
+    #: the module's own functions it found to be tools (decorated, tool-class methods...)
+    defined: list[str]
 
 
 def owner_of(tree: Tree, node: ast.AST) -> Def | None:
@@ -263,4 +269,6 @@ def summarize(
         counters=sorted(counters(tree)),
         arguments=sorted(arguments),
         looped=sorted(looped),
+        dispatchers=dispatch_helpers(tree, values),
+        defined=[],
     )

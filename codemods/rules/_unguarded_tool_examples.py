@@ -162,6 +162,20 @@ VALID: tuple[Valid, ...] = (
         """,
         note="a typed lookup behind a guard request: the implementations are gated",
     ),
+    Valid(
+        code="""
+        import sys
+        def build(args): return args
+        def clean(args): return args
+        class Cli:
+            def __init__(self):
+                self._commands = {"build": build, "clean": clean}
+            def run(self, command: str, *args):
+                return self._commands[command](*args)
+        Cli().run(sys.argv[1], *sys.argv[2:])
+        """,
+        note="a table picked by a parameter that no tool forwards to: commands a person typed",
+    ),
 )
 
 INVALID: tuple[Invalid, ...] = (
@@ -730,6 +744,53 @@ INVALID: tuple[Invalid, ...] = (
             async def call_tool(name: str, arguments: dict) -> list:
                 handler = handler_for(name)
                 return handler.run(arguments)
+            """,
+    ),
+    Invalid(
+        code="""
+        from langchain_core.tools import BaseTool
+        def create_refund(context, payment: str) -> str:
+            return payment
+        def list_refunds(context) -> list:
+            return []
+        class Api:
+            def __init__(self):
+                self._dispatch = {"create_refund": create_refund, "list_refunds": list_refunds}
+            def run(self, method: str, **kwargs) -> str:
+                function = self._dispatch[method]
+                return function(None, **kwargs)
+        class PaymentsTool(BaseTool):
+            api: Api
+            method: str
+            def _run(self, **kwargs) -> str:
+                return self.api.run(self.method, **kwargs)
+        """,
+        line=2,
+        column=0,
+        note="the functions of a name table whose dispatch helper a tool forwards to (the "
+        "generic tool class is the adapter; the operations are the tools)",
+        expected_fix="""
+            from langchain_core.tools import BaseTool
+            import guardkit
+
+            @guardkit.tool()
+            def create_refund(context, payment: str) -> str:
+                return payment
+            @guardkit.tool()
+            def list_refunds(context) -> list:
+                return []
+            class Api:
+                def __init__(self):
+                    self._dispatch = {"create_refund": create_refund, "list_refunds": list_refunds}
+                def run(self, method: str, **kwargs) -> str:
+                    function = self._dispatch[method]
+                    return function(None, **kwargs)
+            class PaymentsTool(BaseTool):
+                api: Api
+                method: str
+                @guardkit.tool()
+                def _run(self, **kwargs) -> str:
+                    return self.api.run(self.method, **kwargs)
             """,
     ),
 )
