@@ -30,9 +30,10 @@ _RUNNERS = frozenset({*TOOL_METHODS, "ainvoke"})
 
 
 def _chosen_lookup(expr: ast.expr, tree: Tree, chosen: Chosen, strict: bool = False) -> bool:
-    """``T[name]``, ``T.get(name[, default])``, ``getattr(x, name)``, ``get_tool(name)`` with a
-    model-chosen name (a call that takes the name and other inputs builds something from it,
-    it does not look it up); ``strict``: only subscripts and ``.get``."""
+    """``T[name]``, ``T.get(name[, default])``, ``getattr(x, name)``, ``get_tool(name)``,
+    ``find(module, name)`` with a model-chosen name (a call that takes the name first and more
+    after it builds something from it, it does not look it up); ``strict``: only subscripts
+    and ``.get``."""
     if isinstance(expr, ast.Await):
         expr = expr.value
     if isinstance(expr, ast.Subscript):
@@ -46,16 +47,18 @@ def _chosen_lookup(expr: ast.expr, tree: Tree, chosen: Chosen, strict: bool = Fa
         return len(expr.args) >= 2 and model_chosen(expr.args[1], tree, chosen)
     if isinstance(func, ast.Attribute) and func.attr == "get" and len(expr.args) <= 2:
         return model_chosen(expr.args[0], tree, chosen)
-    return len(expr.args) == 1 and model_chosen(expr.args[0], tree, chosen)
+    # ``get_tool(name)``, ``find_in(module, name)``: the key comes last, as in ``getattr``
+    return model_chosen(expr.args[-1], tree, chosen)
 
 
 def _base(expr: ast.expr) -> ast.expr:
-    """What a callee is reached from: ``tool.run`` -> ``tool``, ``entry["fn"]`` -> ``entry``."""
-    while isinstance(expr, (ast.Await, ast.Attribute)) or (
+    """What a callee is reached from: ``tool.run`` -> ``tool``, ``entry["fn"]`` -> ``entry``
+    (one method deep: ``command.template.format`` formats a field, it runs nothing)."""
+    while isinstance(expr, ast.Await) or (
         isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant)
     ):
         expr = expr.value
-    return expr
+    return expr.value if isinstance(expr, ast.Attribute) else expr
 
 
 def _aliases(

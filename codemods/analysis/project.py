@@ -275,6 +275,7 @@ class ProjectIndex:
             for name, kind in params.items()
             if self.relevant(kind)
         }
+        found |= self._imported_globals(module)
         classes = {k[len("class:") :] for _, _, k in found if k.startswith("class:")}
         classes |= {r[len("type:") :].rpartition(".")[0] for r in refs if r.startswith("type:")}
         for cls in classes:
@@ -286,6 +287,21 @@ class ProjectIndex:
                     if self.relevant(kind)
                 }
         return frozenset(found)
+
+    def _imported_globals(self, module: str) -> set[tuple[str, str, str]]:
+        """Kinds of the module-level values of other modules that ``module`` imports (the
+        module, or one of its names)."""
+        found: set[tuple[str, str, str]] = set()
+        for target in self.modules[module]["imports"].values():
+            if target in self.modules:
+                held = self.modules[target]["globals"]
+                found |= {(target, n, k) for n, k in held.items() if self.relevant(k)}
+                continue
+            head, _, last = target.rpartition(".")
+            kind = self.modules[head]["globals"].get(last) if head in self.modules else None
+            if kind and self.relevant(kind):
+                found.add((head, last, kind))
+        return found
 
     def module_of(self, qualname: str) -> str:
         """The module that defines a function, method or class."""

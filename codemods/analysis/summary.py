@@ -83,6 +83,8 @@ class Summary(TypedDict):
     dispatchers: dict[str, list[str]]
     #: the module's own functions it found to be tools (decorated, tool-class methods...)
     defined: list[str]
+    #: module-level names -> kind of the value they hold (``client = OpenAI()``)
+    globals: dict[str, str]
 
 
 def owner_of(tree: Tree, node: ast.AST) -> Def | None:
@@ -194,6 +196,32 @@ def _abstract(func: Def) -> bool:
     return False
 
 
+_CONSUMERS = frozenset({"list", "tuple", "set", "sorted", "iter", "next"})
+
+
+def _iterations(tree: Tree, values: Values) -> list[tuple[ast.AST, str]]:
+    """Implicit calls of ``__iter__``/``__next__`` (``__aiter__``/``__anext__``) on instances of
+    project classes: ``for x in response``, ``list(self)``, ``yield from response`` (a lazy
+    response that calls the model when it is iterated)."""
+    found: list[tuple[ast.AST, str]] = []
+    iterated: list[tuple[ast.AST, ast.expr, str]] = []
+    loops: list[ast.For | ast.AsyncFor] = [*tree.nodes(ast.For), *tree.nodes(ast.AsyncFor)]
+    for loop in loops:
+        method = "__aiter__" if isinstance(loop, ast.AsyncFor) else "__iter__"
+        iterated.append((loop, loop.iter, method))
+    for call in tree.nodes(ast.Call):
+        if isinstance(call.func, ast.Name) and call.func.id in _CONSUMERS and call.args:
+            iterated.append((call, call.args[0], "__iter__"))
+    iterated += [(y, y.value, "__iter__") for y in tree.nodes(ast.YieldFrom)]
+    for node, value, method in iterated:
+        kind = values.kind(value, node)
+        if kind and kind.startswith(CLASS):
+            cls = kind[len(CLASS) :]
+            step = "__anext__" if method == "__aiter__" else "__next__"
+            found += [(node, f"type:{cls}.{method}"), (node, f"type:{cls}.{step}")]
+    return found
+
+
 def _raising_ifs(tree: Tree) -> set[ast.If]:
     """``if`` statements whose body raises (found from the raises up, not the ifs down)."""
     found: set[ast.If] = set()
@@ -206,11 +234,10 @@ def _raising_ifs(tree: Tree) -> set[ast.If]:
     return found
 
 
-def summarize(
-    tree: Tree, values: Values, calls: CallIndex, handed: Handed | None = None
-) -> Summary:
-    """The module's summary (see the module docstring)."""
-    handed = handed or hand_over(tree, values)
+def _function_facts(
+    tree: Tree, values: Values
+) -> tuple[dict[str, FunctionFacts], dict[Def, str], str]:
+    """Empty facts for each module- and class-level function (and the module's own code)."""
     module = values.module
     functions: dict[str, FunctionFacts] = {}
     owners: dict[Def, str] = {}
@@ -235,12 +262,26 @@ def summarize(
     functions[top] = FunctionFacts(
         model=False, limit=[], retried=False, calls=[], params=[], abstract=False
     )
+    return functions, owners, top
+
+
+def summarize(
+    tree: Tree, values: Values, calls: CallIndex, handed: Handed | None = None
+) -> Summary:
+    """The module's summary (see the module docstring)."""
+    handed = handed or hand_over(tree, values)
+    module = values.module
+    functions, owners, top = _function_facts(tree, values)
+
+    def facts_of(node: ast.AST) -> FunctionFacts:
+        owner = owner_of(tree, node)
+        return functions[owners[owner] if owner is not None and owner in owners else top]
+
     arguments: set[tuple[str, int, str]] = set()
     ungated = {id(c.node) for c in calls.model if not c.gated}
     looped: set[str] = set()
     for call in tree.nodes(ast.Call):
-        owner = owner_of(tree, call)
-        facts = functions[owners[owner] if owner is not None and owner in owners else top]
+        facts = facts_of(call)
         if id(call) in ungated:
             facts["model"] = True
         ref = call_ref(call, values)
@@ -253,6 +294,10 @@ def summarize(
                     arguments.add((ref, index, kind))
         if ref and any(isinstance(c.loop, ast.While) for c in tree.loops_of(call)):
             looped.add(ref)
+    for node, ref in _iterations(tree, values):
+        facts = facts_of(node)
+        if ref not in facts["calls"]:
+            facts["calls"].append(ref)
     classes = {
         qualified(module, node.name): _class_facts(node, values)
         for node in tree.module.body
@@ -271,4 +316,5 @@ def summarize(
         looped=sorted(looped),
         dispatchers=dispatch_helpers(tree, values),
         defined=[],
+        globals=dict(values.scopes.get(tree.module, {})),
     )

@@ -106,7 +106,9 @@ class Values:
             cls = self.tree.class_of(at)
             return self.attrs[cls].get(expr.attr) if cls else None
         base = self.kind(expr.value, at)
-        if not (base and base.startswith(CLASS)):
+        if base is None:
+            return self._imported_kind(dotted(expr))
+        if not base.startswith(CLASS):
             return None
         qualname = base[len(CLASS) :]
         local = self.classes.get(qualname.rpartition(".")[2])
@@ -170,16 +172,12 @@ class Values:
 
     def kind(self, expr: ast.AST, at: ast.AST) -> str | None:
         """The kind of value ``expr`` (located inside ``at``) evaluates to, if known."""
+        if isinstance(expr, (ast.Name, ast.Attribute)):
+            narrowed = self.tree.narrowed(expr, at)
+            if narrowed is not None:
+                return self.qualname_kind(self.qualify(dotted(narrowed)))
         if isinstance(expr, ast.Name):
-            for scope in self.scope_chain(at):
-                if expr.id in self.scopes.get(scope, {}):
-                    return self.scopes[scope][expr.id]
-            if expr.id in self.functions:
-                return FUNCTION + self.local_name(expr.id)
-            if expr.id == "self":
-                cls = self.tree.class_of(at)
-                return self._self_kind(cls) if cls else None
-            return self._model_function(expr, at)
+            return self._name_kind(expr, at)
         if isinstance(expr, ast.Attribute):
             return self._attribute_kind(expr, at) or self._model_function(expr, at)
         if isinstance(expr, ast.Call):
@@ -193,6 +191,26 @@ class Values:
             options = [expr.body, expr.orelse] if isinstance(expr, ast.IfExp) else expr.values
             return next((k for k in (self.kind(o, at) for o in options) if k), None)
         return None
+
+    def _name_kind(self, expr: ast.Name, at: ast.AST) -> str | None:
+        for scope in self.scope_chain(at):
+            if expr.id in self.scopes.get(scope, {}):
+                return self.scopes[scope][expr.id]
+        if expr.id in self.functions:
+            return FUNCTION + self.local_name(expr.id)
+        if expr.id == "self":
+            cls = self.tree.class_of(at)
+            return self._self_kind(cls) if cls else None
+        return self._imported_kind(expr.id) or self._model_function(expr, at)
+
+    def _imported_kind(self, name: str | None) -> str | None:
+        """A module-level value of another module of the project (``from .llm import client``,
+        ``config.client``), from the project index."""
+        qualname = self.imports.resolve(name) if self.project else None
+        if qualname is None:
+            return None
+        module, _, attr = qualname.rpartition(".")
+        return self.project.get(module, {}).get(attr)
 
     def _model_function(self, expr: ast.Name | ast.Attribute, at: ast.AST) -> str | None:
         """``litellm.completion`` or ``client.chat.completions.create`` named, not called: a
