@@ -147,6 +147,13 @@ def _module_of(qualname: str, modules: set[str]) -> str:
     return head
 
 
+def _is_client(kind: str) -> bool:
+    """A kind of value that makes model calls or registers tools (a client, a model function,
+    a tool server), not a project class or function, a guard or a plain HTTP session."""
+    plain = {"guardkit", "gated", "http"}
+    return not kind.startswith(("class:", "function:")) and kind not in plain
+
+
 def _parents(module: str) -> list[str]:
     """``a.b.c`` -> ``["a.b", "a"]``: the packages whose ``__init__`` holds the module."""
     parts = module.split(".")
@@ -210,6 +217,13 @@ class _Run:
                 self.records[path] = hit
         self.run(pending, progress)
 
+    def _canonical(self, names: set[str]) -> set[str]:
+        """``names`` and what they re-export to (``pkg.tools.search`` defined in
+        ``pkg.tools.web``), through the ``__init__`` modules analysed so far."""
+        summaries = [r.summary for r in self.records.values() if r.summary is not None]
+        index = ProjectIndex(summaries)
+        return names | {index.canonical(n) for n in names}
+
     def expand(self, files: list[str]) -> None:
         """Analyse the modules the summaries point to (forward: tools, loop callees), then the
         modules of the same top-level package that import a module reaching a model
@@ -219,7 +233,7 @@ class _Run:
             by_module.setdefault(self.names[path], path)
         forced: set[str] = set()
         for _ in range(_ROUNDS):
-            wanted = _modules_of(_demanded(self.records, forced), by_module)
+            wanted = _modules_of(self._canonical(_demanded(self.records, forced)), by_module)
             todo = [p for p in sorted(wanted) if self.records[p].result.skipped]
             todo += self._importers_of_model_modules(files, by_module)
             if not todo:
@@ -237,6 +251,13 @@ class _Run:
         for cls, facts in index.classes.items():
             if any(index.methods_of(cls, m, dynamic=True) & index.model for m in facts["methods"]):
                 names.add(f"{cls}.__class__")
+        # classes whose methods are tools (a subclass elsewhere may override one), and
+        # module-level clients other modules import (``from .llm import client``)
+        names |= {f"{t.rpartition('.')[0]}.__class__" for t in index.tools}
+        names -= {f"{m}.__class__" for m in index.modules}
+        for summary in summaries:
+            held = summary["globals"].items()
+            names |= {f"{summary['module']}.{g}" for g, kind in held if _is_client(kind)}
         known = {r.summary["module"] for r in self.records.values() if r.summary is not None}
         modules = {_module_of(q, known) for q in names} - {""}
         targets = modules - self._backward_done

@@ -155,6 +155,10 @@ TOOL_DECORATORS = frozenset(
     }
 )
 
+#: plugin hooks that hand tools over: hook decorator -> hook function name; its first
+#: parameter registers a tool (``@llm.hookimpl def register_tools(register): register(fn)``)
+TOOL_HOOKS: dict[str, str] = {"llm.hookimpl": "register_tools"}
+
 #: instance kinds whose ``.tool`` attribute is a tool decorator
 TOOL_SERVER_CLIENTS: dict[str, str] = {
     "mcp.server.fastmcp.FastMCP": "fastmcp",
@@ -291,7 +295,7 @@ class Catalog:
     def top_modules(self) -> frozenset[str]:
         """First components of every name in the catalog, for the textual prefilter."""
         names = [*self.clients, *self.functions, *self.tool_decorators]
-        names += [*TOOL_SERVER_CLIENTS, *TOOL_CONSTRUCTORS, *TOOL_BASES]
+        names += [*TOOL_SERVER_CLIENTS, *TOOL_CONSTRUCTORS, *TOOL_BASES, *TOOL_HOOKS]
         return frozenset(n.split(".")[0] for n in names) | {"langchain_openai", "guardkit"}
 
 

@@ -189,8 +189,10 @@ def analyze(
     handlers = handler_tools(guards, handler_defs)
     tools += handlers.tools
     guards.tool_params.update(_tool_parameters(tools))
-    more_tools, more_dispatches, raising = find_dispatch(guards, _agentic(tree, bool(calls.model)))
-    known = {id(d.node) for d in (*dispatches, *more_dispatches)} | {id(c) for c in raising}
+    more_tools, branched, raising = find_dispatch(guards, _agentic(tree, bool(calls.model)))
+    # a dispatch inside an MCP ``call_tool`` handler is reported as the handler
+    more_dispatches = [d for d in branched if not _inside(tree, d.node, handler_defs)]
+    known = {id(d.node) for d in (*dispatches, *branched)} | {id(c) for c in raising}
     looked_up = list(dynamic_dispatch(guards, known))
     runs = {r for d in looked_up if not d.guarded for r in d.runs}
     # a lookup inside an MCP ``call_tool`` handler is reported as the handler

@@ -7,7 +7,8 @@ index), methods of the enclosing class (``self.debug``, as a ``self:`` ref the i
 through the class hierarchy), local variables (every value assigned, ``+=``-ed, ``append``-ed or
 ``extend``-ed in the function), the return values of the module's own helpers
 (``functions = self._supported_functions()``), and nested ``def``s (reported here, where they
-live).
+live). A plugin hook that registers tools (``@llm.hookimpl def register_tools(register)``)
+hands over what it passes to its registering parameter.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import ast
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .catalog import TOOL_SERVER_CLIENTS
+from .catalog import TOOL_HOOKS, TOOL_SERVER_CLIENTS
 from .tree import FUNCTION_NODES, Tree, dotted
 from .values import Values
 
@@ -230,12 +231,30 @@ class _Resolver:
             names.append(name)
 
 
+def _hook_registrars(tree: Tree, values: Values) -> set[tuple[ast.AST, str]]:
+    """``(hook function, parameter)``: the registering callable a tool hook is given."""
+    found: set[tuple[ast.AST, str]] = set()
+    defs: list[Def] = [*tree.nodes(ast.FunctionDef), *tree.nodes(ast.AsyncFunctionDef)]
+    for func in defs:
+        for decorator in func.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            hook = TOOL_HOOKS.get(values.qualify(dotted(target)) or "")
+            if hook == func.name and func.args.args:
+                found.add((func, func.args.args[0].arg))
+    return found
+
+
 def hand_over(tree: Tree, values: Values) -> Handed:
     """Everything the module hands to a model as tools (see the module docstring)."""
     out = Handed()
     resolver: _Resolver | None = None
+    registrars = _hook_registrars(tree, values)
     for call in tree.nodes(ast.Call):
         arguments = tool_arguments(call, values)
+        func = call.func
+        registers = isinstance(func, ast.Name) and (tree.function_of(call), func.id)
+        if registers and call.args and registers in registrars:
+            arguments.append(call.args[0])
         if not arguments:
             continue
         resolver = resolver or _Resolver(tree, values)

@@ -485,4 +485,95 @@ INVALID: tuple[Invalid, ...] = (
                         break
         """,
     ),
+    Invalid(
+        code="""
+            from langchain_core.language_models import BaseChatModel
+            class CodeAgent:
+                def __init__(self, model: BaseChatModel):
+                    self.model = model
+                def stream(self, history):
+                    while True:
+                        reply = self.model.invoke(history)
+                        history.append(run_code(reply.content))
+                        yield reply
+        """,
+        line=6,
+        column=8,
+        note="a chat model typed by LangChain's base class",
+        expected_fix="""
+            from langchain_core.language_models import BaseChatModel
+            class CodeAgent:
+                def __init__(self, model: BaseChatModel):
+                    self.model = model
+                def stream(self, history):
+                    for _gk_turns in range(25):
+                        reply = self.model.invoke(history)
+                        history.append(run_code(reply.content))
+                        yield reply
+        """,
+    ),
+    Invalid(
+        code="""
+            from openai import OpenAI
+            class Model:
+                def execute(self, prompt):
+                    raise NotImplementedError
+            class Chat(Model):
+                def execute(self, prompt):
+                    return OpenAI().chat.completions.create(model="m", messages=prompt)
+            class Response:
+                def __init__(self, model: Model, prompt):
+                    self.model = model
+                    self.prompt = prompt
+                def __iter__(self):
+                    yield from self.model.execute(self.prompt)
+                def tool_calls(self):
+                    return [c for c in list(self) if c.tool_calls]
+            def chain(model: Model, prompt, limit=None):
+                response: Response = Response(model, prompt)
+                count = 0
+                while True:
+                    count += 1
+                    if limit and count >= limit:
+                        raise ValueError("chain limit exceeded")
+                    yield response
+                    calls = response.tool_calls()
+                    if not calls:
+                        break
+                    response = Response(model, run_tools(calls))
+        """,
+        line=19,
+        column=4,
+        note="a lazy response object runs the model when it is iterated; a limit that is off by "
+        "default is no bound",
+        expected_fix="""
+            from openai import OpenAI
+            class Model:
+                def execute(self, prompt):
+                    raise NotImplementedError
+            class Chat(Model):
+                def execute(self, prompt):
+                    return OpenAI().chat.completions.create(model="m", messages=prompt)
+            class Response:
+                def __init__(self, model: Model, prompt):
+                    self.model = model
+                    self.prompt = prompt
+                def __iter__(self):
+                    yield from self.model.execute(self.prompt)
+                def tool_calls(self):
+                    return [c for c in list(self) if c.tool_calls]
+            def chain(model: Model, prompt, limit=None):
+                response: Response = Response(model, prompt)
+                count = 0
+                for _gk_turns in range(25):
+                    count += 1
+                    if limit and count >= limit:
+                        raise ValueError("chain limit exceeded")
+                    yield response
+                    calls = response.tool_calls()
+                    if not calls:
+                        break
+                    response = Response(model, run_tools(calls))
+        """,
+    ),
 )

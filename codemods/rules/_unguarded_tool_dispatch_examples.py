@@ -357,4 +357,22 @@ INVALID: tuple[Invalid, ...] = (
         column=15,
         note="a sub-agent picked by a tool parameter the model wrote, then run",
     ),
+    Invalid(
+        code="""
+        import anthropic
+        from .files import read_file
+        client = anthropic.Anthropic()
+        def turn(messages, tools):
+            reply = client.messages.create(model="m", messages=messages, tools=tools)
+            for block in reply.content:
+                match block.name:
+                    case "read_file":
+                        messages.append(read_file(**block.input))
+                    case _:
+                        messages.append(f"unknown tool {block.name}")
+        """,
+        line=9,
+        column=32,
+        note="a match on the tool name the model chose (the function is imported: no fix here)",
+    ),
 )

@@ -793,4 +793,28 @@ INVALID: tuple[Invalid, ...] = (
                     return self.api.run(self.method, **kwargs)
             """,
     ),
+    Invalid(
+        code="""
+        import llm
+        def shell(command: str) -> str:
+            return command
+        @llm.hookimpl
+        def register_tools(register):
+            register(shell)
+        """,
+        line=2,
+        column=0,
+        note="a tool registered through llm's plugin hook",
+        expected_fix="""
+            import llm
+            import guardkit
+
+            @guardkit.tool()
+            def shell(command: str) -> str:
+                return command
+            @llm.hookimpl
+            def register_tools(register):
+                register(shell)
+            """,
+    ),
 )
