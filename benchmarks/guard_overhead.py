@@ -1,11 +1,13 @@
 """Per-call overhead of the embedded guard: one request + report pair, against its floors.
 
-Run: ``make bench`` or ``.venv/bin/python benchmarks/guard_overhead.py [--pairs N]``.
+Run: ``make bench`` or ``.venv/bin/python benchmarks/guard_overhead.py [--pairs N] [--repeat R]``.
 
-Each guard configuration is printed beside a floor measured in the same run with the same
-pragmas: two raw SQLite transactions of one UPDATE and one INSERT each (the least a durable
-request + report can write). Targets: ``full`` <= 1.3x its floor, ``normal`` <= 1.5x its floor,
-``:memory:`` <= 30 us.
+Each guard configuration is measured beside a floor with the same pragmas: two raw SQLite
+transactions of one UPDATE and one INSERT each (the least a durable request + report can write).
+The two are interleaved in blocks (guard, floor, guard, floor, ...) so that a busy machine slows
+both alike, and the ratio is of their medians. ``--repeat`` runs the whole table again and prints
+each ratio's spread. Targets (issue 13): ``normal`` <= 1.5x its floor, ``full`` <= 1.2x,
+``:memory:`` <= 20 us a pair, with every integrity check of the ledger on.
 """
 
 from __future__ import annotations
@@ -16,42 +18,19 @@ import sqlite3
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
 
 from guardkit import Guard
 from guardkit.store.chain import Signer
 
 POLICY = {"budget": 10**15, "scar_limit": 10, "tools": {"search": {"cost": 1}}}
+Pair = Callable[[int], None]
 
 
-def _stats(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-    return statistics.median(ordered) * 1e6, p99 * 1e6
-
-
-def _time(fn: Callable[[int], None], pairs: int) -> tuple[float, float]:
-    for i in range(min(200, pairs)):
-        fn(i)
-    samples = []
-    for i in range(pairs):
-        start = time.perf_counter()
-        fn(i)
-        samples.append(time.perf_counter() - start)
-    return _stats(samples)
-
-
-def bare(pairs: int) -> tuple[float, float]:
-    def tool(query: int) -> int:
-        return query
-
-    return _time(lambda i: tool(i), pairs)
-
-
-def guarded(
-    path: str, pairs: int, *, durability: str = "full", signing_key: str | None = None
-) -> tuple[float, float]:
-    with Guard(path, durability=durability, signing_key=signing_key) as guard:
+@contextmanager
+def guarded(path: str, *, durability: str = "full", key: str | None = None) -> Iterator[Pair]:
+    with Guard(path, durability=durability, signing_key=key) as guard:
         guard.create_agent("bench", POLICY)
         agent = guard.agent("bench")
 
@@ -59,12 +38,12 @@ def guarded(
             decision = agent.request("search", {"query": f"q{i}"})
             agent.report(decision["action_id"], "success")
 
-        return _time(pair, pairs)
+        yield pair
 
 
-def floor(path: str, pairs: int, *, durability: str = "full") -> tuple[float, float]:
-    conn = sqlite3.connect(path, isolation_level=None)
-    try:
+@contextmanager
+def floor(path: str, *, durability: str = "full") -> Iterator[Pair]:
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
         if path != ":memory:":
             conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA synchronous={durability.upper()}")
@@ -81,58 +60,109 @@ def floor(path: str, pairs: int, *, durability: str = "full") -> tuple[float, fl
                 conn.execute("INSERT INTO r VALUES ('a', ?, ?)", (next(seq), body))
                 conn.execute("COMMIT")
 
-        return _time(pair, pairs)
-    finally:
-        conn.close()
+        yield pair
+
+
+def bare() -> Iterator[Pair]:
+    def tool(query: int) -> None:
+        del query
+
+    yield tool
+
+
+def _block(fn: Pair, start: int, count: int, out: list[float]) -> None:
+    clock = time.perf_counter
+    for i in range(start, start + count):
+        began = clock()
+        fn(i)
+        out.append(clock() - began)
+
+
+def interleaved(a: Pair, b: Pair | None, pairs: int, block: int = 100) -> tuple[list[float], ...]:
+    """Per-pair times of ``a`` and ``b``, measured in alternating blocks after a warm-up."""
+    times_a: list[float] = []
+    times_b: list[float] = []
+    for fn in (a, b):
+        if fn is not None:
+            _block(fn, 0, min(200, pairs), [])
+    done = 0
+    while done < pairs:
+        count = min(block, pairs - done)
+        _block(a, 10**6 + done, count, times_a)
+        if b is not None:
+            _block(b, 10**6 + done, count, times_b)
+        done += count
+    return times_a, times_b
+
+
+def _stats(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return statistics.median(ordered) * 1e6, p99 * 1e6
+
+
+def table(pairs: int, work: str) -> dict[str, float]:
+    key = Signer.generate_hex()
+    runs: list[tuple[str, Callable[[], Iterator[Pair]], Callable[[], Iterator[Pair]] | None]] = [
+        (":memory:", lambda: guarded(":memory:"), lambda: floor(":memory:")),
+        (":memory: + Ed25519", lambda: guarded(":memory:", key=key), lambda: floor(":memory:")),
+        (
+            "file, durability=normal",
+            lambda: guarded(f"{work}/n.db", durability="normal"),
+            lambda: floor(f"{work}/nf.db", durability="normal"),
+        ),
+        ("file, durability=full", lambda: guarded(f"{work}/f.db"), lambda: floor(f"{work}/ff.db")),
+        (
+            "file, full + Ed25519",
+            lambda: guarded(f"{work}/s.db", key=key),
+            lambda: floor(f"{work}/sf.db"),
+        ),
+    ]
+    print(
+        f"{'configuration':<26}{'median':>9}{'p99':>9}{'floor med':>11}{'floor p99':>11}"
+        f"{'ratio':>8}"
+    )
+    (times, _) = interleaved(next(bare()), None, pairs)
+    med, p99 = _stats(times)
+    print(f"{'bare function call':<26}{med:>9.2f}{p99:>9.2f}")
+    ratios: dict[str, float] = {}
+    for name, guard_of, floor_of in runs:
+        assert floor_of is not None
+        with guard_of() as pair, floor_of() as base:
+            times, base_times = interleaved(pair, base, pairs)
+        (med, p99), (bmed, bp99) = _stats(times), _stats(base_times)
+        ratios[name] = med / bmed
+        ratios[name + " (us)"] = med
+        print(f"{name:<26}{med:>9.1f}{p99:>9.1f}{bmed:>11.1f}{bp99:>11.1f}{med / bmed:>7.2f}x")
+    for name in os.listdir(work):
+        os.remove(os.path.join(work, name))
+    return ratios
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pairs", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=1, help="run the table this many times")
     args = parser.parse_args()
-    pairs = args.pairs
-    key = Signer.generate_hex()
     work = tempfile.mkdtemp(prefix="guardkit-bench-", dir=os.getcwd())
-
-    def db(name: str) -> str:
-        return os.path.join(work, name)
-
-    rows: list[tuple[str, tuple[float, float], tuple[float, float] | None]] = [
-        ("bare function call", bare(pairs), None),
-        (":memory:", guarded(":memory:", pairs), floor(":memory:", pairs)),
-        (
-            ":memory: + Ed25519",
-            guarded(":memory:", pairs, signing_key=key),
-            floor(":memory:", pairs),
-        ),
-        (
-            "file, durability=normal",
-            guarded(db("n.db"), pairs, durability="normal"),
-            floor(db("nf.db"), pairs, durability="normal"),
-        ),
-        ("file, durability=full", guarded(db("f.db"), pairs), floor(db("ff.db"), pairs)),
-        (
-            "file, full + Ed25519",
-            guarded(db("s.db"), pairs, signing_key=key),
-            floor(db("sf.db"), pairs),
-        ),
-    ]
-    print(f"request + report pairs: {pairs} per row; times in microseconds\n")
-    print(
-        f"{'configuration':<26}{'median':>9}{'p99':>9}{'floor med':>11}{'floor p99':>11}"
-        f"{'ratio':>8}"
-    )
-    for name, (med, p99), base in rows:
-        if base is None:
-            print(f"{name:<26}{med:>9.2f}{p99:>9.2f}")
-        else:
-            print(
-                f"{name:<26}{med:>9.1f}{p99:>9.1f}{base[0]:>11.1f}{base[1]:>11.1f}"
-                f"{med / base[0]:>7.2f}x"
-            )
-    for name in os.listdir(work):
-        os.remove(os.path.join(work, name))
+    print(f"request + report pairs: {args.pairs} per row; times in microseconds")
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    results = []
+    for run in range(args.repeat):
+        if args.repeat > 1:
+            print(f"-- run {run + 1} of {args.repeat}")
+        results.append(table(args.pairs, work))
     os.rmdir(work)
+    print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.repeat > 1:
+        print("\nspread over the runs (min / median / max):")
+        for name in results[0]:
+            values = sorted(r[name] for r in results)
+            unit = "" if name.endswith("(us)") else "x"
+            print(
+                f"  {name:<31}{values[0]:>8.2f}{unit} {statistics.median(values):>8.2f}{unit} "
+                f"{values[-1]:>8.2f}{unit}"
+            )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ Every model turn and every tool call is requested first and answered ``allowed``
     decision = agent.request("llm_turn", {})
 """
 
+import importlib
+
 from guardkit._version import __version__
 from guardkit.checks.egress import EgressRule
 from guardkit.checks.paths import PathRule
@@ -36,6 +38,7 @@ from guardkit.errors import (
     NoAgentConfigured,
     NotFound,
     PolicyError,
+    SetupError,
     StoreError,
     ToolDenied,
     TurnDenied,
@@ -110,6 +113,7 @@ __all__ = [
     "StoreError",
     "LedgerTampered",
     "GuardUnavailable",
+    "SetupError",
     "GuardStop",
     "NoAgentConfigured",
     "TurnDenied",
@@ -131,19 +135,27 @@ def _agent_from_environment() -> AgentGuard | None:
 # With nothing set by use_agent, guarded call sites read GUARDKIT_AGENT... (guardkit.configure).
 _scope.set_fallback(_agent_from_environment)
 
-#: The HTTP clients need httpx (the ``server`` or ``client`` extra), so they load on first use.
-_HTTP_CLIENTS = ("AgentClient", "AdminClient", "BackendClient")
+#: The HTTP clients and Lineage's setup helpers need httpx (the ``server`` or ``client``
+#: extra), so they load on first use.
+_HTTP_CLIENTS = {
+    "AgentClient": "client",
+    "AdminClient": "client",
+    "BackendClient": "client",
+    "connect_admin": "connect",
+    "find_admin_token": "connect",
+    "load_dotenv": "connect",
+}
 
 
 def __getattr__(name: str) -> object:
     if name in _HTTP_CLIENTS:
         try:
-            from guardkit import client
+            module = importlib.import_module(f"guardkit.{_HTTP_CLIENTS[name]}")
         except ImportError as exc:  # pragma: no cover - depends on the installed extras
             raise ImportError(
                 f"guardkit.{name} needs httpx: pip install 'guardkit[client]'"
             ) from exc
-        return getattr(client, name)
+        return getattr(module, name)
     raise AttributeError(f"module 'guardkit' has no attribute {name!r}")
 
 

@@ -78,15 +78,25 @@ _db_option = click.option(
 _json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 
 
+_public_key_option = click.option(
+    "--public-key",
+    envvar="GUARDKIT_PUBLIC_KEY",
+    default=None,
+    help="Ed25519 public key (hex, or a file holding it) every ledger must be signed with; "
+    "env GUARDKIT_PUBLIC_KEY. Without it a signed ledger is checked against the key it names "
+    "itself, which whoever rewrote it could have replaced.",
+)
+
+
 @contextmanager
-def _guard(db: str, *, must_exist: bool = True) -> Iterator[Guard]:
+def _guard(db: str, *, must_exist: bool = True, public_key: str | None = None) -> Iterator[Guard]:
     from guardkit.errors import GuardError, LedgerTampered, StoreError
     from guardkit.local import Guard
 
     if must_exist and "://" not in db and not os.path.exists(db):
         raise click.UsageError(f"no ledger at {db!r} (use --db or GUARDKIT_DB)")
     try:
-        with Guard(db) as guard:
+        with Guard(db, public_key=public_key) as guard:
             yield guard
     except (StoreError, LedgerTampered) as exc:
         click.echo(f"error: {exc.message}", err=True)
@@ -96,9 +106,26 @@ def _guard(db: str, *, must_exist: bool = True) -> Iterator[Guard]:
         sys.exit(EXIT_REFUSED)
 
 
+def _say(text: str) -> None:
+    """Print text that may hold agent-controlled parts: invisible characters shown escaped."""
+    from guardkit._visible import escape_hidden
+
+    click.echo(escape_hidden(text))
+
+
+def _cell(text: Any) -> Any:
+    """A table cell of agent-controlled text: escaped, and never read as rich markup."""
+    from rich.text import Text
+
+    from guardkit._visible import escape_hidden
+
+    return Text(escape_hidden(str(text)))
+
+
 def _emit(data: Any, as_json: bool, render: Callable[[Any], None]) -> None:
     if as_json:
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        # The escapes are JSON's: the document parses to the same data.
+        _say(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         render(data)
 
@@ -108,13 +135,17 @@ def _print_status(status: AgentStatus) -> None:
     from rich.table import Table
 
     table = Table(title=f"agent {status['agent_id']}", show_header=False)
-    table.add_row("alive", "yes" if status["alive"] else f"no: {status['termination_reason']}")
+    table.add_row(
+        "alive", "yes" if status["alive"] else _cell(f"no: {status['termination_reason']}")
+    )
     table.add_row(
         "budget", f"{status['spent']} spent of {status['budget']} ({status['remaining']} left)"
     )
     table.add_row("scars", f"{status['scar_score']} of {status['scar_limit']}")
     for scar in status["scars"]:
-        table.add_row("", f"{scar['severity']}: {scar['reason']} ({scar['action_id'] or '-'})")
+        table.add_row(
+            "", _cell(f"{scar['severity']}: {scar['reason']} ({scar['action_id'] or '-'})")
+        )
     table.add_row(
         "actions",
         f"{status['actions_allowed']} allowed, {status['actions_denied']} "
@@ -241,7 +272,7 @@ def agents(db: str, as_json: bool) -> None:
             table.add_column(column)
         for item in items:
             if item["state"] != "active":
-                table.add_row(item["agent_id"], item["state"], "", "", "", item["error"])
+                table.add_row(item["agent_id"], item["state"], "", "", "", _cell(item["error"]))
                 continue
             s = item["status"]
             table.add_row(
@@ -279,13 +310,21 @@ def pending(agent_id: str, db: str, as_json: bool) -> None:
     def render(rows: list[dict[str, Any]]) -> None:
         if not rows:
             click.echo("nothing pending")
+        from guardkit.decisions import describe_reason
+
         for item in rows:
             action = item["action"]
-            click.echo(
+            _say(
                 f"{action['action_id']}  {action['tool']}  cost {action['cost']}  "
                 f"since {item['requested_at']}\n  input: "
                 f"{json.dumps(action['input'], ensure_ascii=False)}"
             )
+            why = action.get("approval_reason")
+            if why:
+                # A check, not the policy, sent this call here: say which and why.
+                _say(f"  asks a human because {describe_reason(why)}")
+                if why.get("sources"):
+                    _say(f"  labels: {', '.join(why['sources'])}")
 
     _emit(items, as_json, render)
 
@@ -379,7 +418,7 @@ def log(agent_id: str, after: int | None, limit: int | None, db: str, as_json: b
 
     def render(d: dict[str, Any]) -> None:
         for r in d["records"]:
-            click.echo(
+            _say(
                 f"{r['seq']:>5}  {r['timestamp']}  {r['kind']:<18} "
                 f"{json.dumps(r['payload'], ensure_ascii=False)}"
             )
@@ -388,19 +427,59 @@ def log(agent_id: str, after: int | None, limit: int | None, db: str, as_json: b
 
 
 @main.command()
-@click.argument("agent_id")
+@click.argument("agent_id", required=False)
 @_db_option
+@_public_key_option
+@click.option(
+    "--checkpoint",
+    default=None,
+    metavar="SEQ:HASH",
+    help="A head published earlier (guardkit checkpoint): it must still be in the ledger, "
+    "which catches a ledger cut short behind it.",
+)
+@click.option(
+    "--file",
+    "export_file",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Verify an exported ledger (guardkit export) offline, with no database.",
+)
 @_json_option
-def verify(agent_id: str, db: str, as_json: bool) -> None:
-    """Verify an agent's hash chain (and signatures); exit 1 if it is broken."""
-    with _guard(db) as guard:
-        result = guard.verify(agent_id)
+def verify(
+    agent_id: str | None,
+    db: str,
+    public_key: str | None,
+    checkpoint: str | None,
+    export_file: str | None,
+    as_json: bool,
+) -> None:
+    """Verify an agent's hash chain and signatures, or an exported file; exit 1 if broken."""
+    from guardkit.store import verify_export
+
+    try:
+        if export_file is not None:
+            result = verify_export(export_file, public_key=public_key, checkpoint=checkpoint)
+        elif agent_id is None:
+            raise click.UsageError("name an AGENT_ID, or an exported file with --file")
+        else:
+            # Opened without the pin, so a ledger signed by another key is reported as broken
+            # (exit 1) rather than refused at open.
+            with _guard(db) as guard:
+                result = guard.verify(agent_id, checkpoint, public_key=public_key)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
 
     def render(d: dict[str, Any]) -> None:
         if d["ok"]:
             click.echo(
                 f"ok: {d['records']} records, head seq {d['head']['seq']} {d['head']['hash']}"
             )
+            if public_key is None and d.get("public_key"):
+                click.echo(
+                    "note: checked against the key the ledger names itself; pass --public-key "
+                    "to pin the key it must be signed with",
+                    err=True,
+                )
         else:
             f = d["failure"]
             click.echo(f"BROKEN at line {f['line']} (seq {f['seq']}): {f['reason']}")
@@ -408,6 +487,27 @@ def verify(agent_id: str, db: str, as_json: bool) -> None:
     _emit(result, as_json, render)
     if not result["ok"]:
         sys.exit(EXIT_CHECK_FAILED)
+
+
+@main.command()
+@click.argument("agent_id")
+@_db_option
+@_public_key_option
+@_json_option
+def checkpoint(agent_id: str, db: str, public_key: str | None, as_json: bool) -> None:
+    """Print the agent's head as SEQ:HASH, to publish where this host can't rewrite it.
+
+    Later, ``guardkit verify AGENT --checkpoint SEQ:HASH`` proves the ledger still holds that
+    record: nothing was cut off behind it.
+    """
+    with _guard(db, public_key=public_key) as guard:
+        point = guard.checkpoint(agent_id)
+    seq, _, digest = point.partition(":")
+    _emit(
+        {"agent_id": agent_id, "checkpoint": point, "seq": int(seq), "hash": digest},
+        as_json,
+        lambda d: click.echo(d["checkpoint"]),
+    )
 
 
 @main.command()

@@ -45,6 +45,7 @@ from guardkit.decisions import (
     Verification,
 )
 from guardkit.errors import ApprovalTimeout, GuardError, GuardUnavailable
+from guardkit.policy import Policy
 
 __all__ = ["AdminClient", "AgentClient", "BackendClient"]
 
@@ -78,6 +79,12 @@ def _error(response: httpx.Response) -> GuardError:
         code, message = str(body.get("code") or "http_error"), str(body.get("error") or "")
     else:
         code, message = "http_error", response.text[:200] or response.reason_phrase
+    if code == errors.TooManyWaits.code and response.status_code == 429:
+        try:
+            retry_after = float(response.headers.get("retry-after", "1"))
+        except ValueError:
+            retry_after = 1.0
+        return errors.TooManyWaits(message, retry_after)
     cls = _BY_CODE.get(code)
     if cls is not None and cls.status == response.status_code:
         error: GuardError = cls(message)
@@ -264,6 +271,7 @@ class AgentClient(_Http, AgentConveniences):
         self.agent_id = agent_id
         self.retries = retries
         self._path = f"/v1/agents/{_seg(agent_id)}"
+        self._policy: Policy | None = None
 
     def __repr__(self) -> str:
         return f"AgentClient({self.url!r}, {self.agent_id!r})"
@@ -273,10 +281,14 @@ class AgentClient(_Http, AgentConveniences):
 
     # -- the exchanges, each written once --------------------------------------------------------
 
-    def _request(self, tool: str, input: Any, cost: Any, key: str | None) -> Exchange[DecisionDict]:
+    def _request(
+        self, tool: str, input: Any, cost: Any, key: str | None, approval: Reason | None = None
+    ) -> Exchange[DecisionDict]:
         body: dict[str, Any] = {"tool": tool, "input": {} if input is None else input}
         if cost is not None:
             body["cost"] = cost
+        if approval is not None:
+            body["approval_reason"] = approval
         key = key or (uuid.uuid4().hex if self.retries > 0 else None)
         headers = {"Idempotency-Key": key} if key else None
         for attempt in range(self.retries + 1):
@@ -308,7 +320,8 @@ class AgentClient(_Http, AgentConveniences):
 
     def _waits(self, action_id: str, timeout: float, poll: float) -> Exchange[ActionStatusName]:
         """The long-poll loop: a decision wakes it at once; a server that does not long-poll is
-        asked every ``poll`` seconds."""
+        asked every ``poll`` seconds, and one holding all the waits it allows (429) again after
+        its ``Retry-After``."""
         check_wait(timeout, poll)
         deadline = time.monotonic() + timeout
         announced = False
@@ -316,12 +329,20 @@ class AgentClient(_Http, AgentConveniences):
             left = deadline - time.monotonic()
             wait = round(max(0.0, min(left, _WAIT_CHUNK)), 3)
             started = time.monotonic()
-            action: Action = yield _Send(
-                "GET",
-                self._action_path(action_id),
-                params={"wait": wait} if wait > 0 else None,
-                timeout=self.timeout + wait,
-            )
+            try:
+                action: Action = yield _Send(
+                    "GET",
+                    self._action_path(action_id),
+                    params={"wait": wait} if wait > 0 else None,
+                    timeout=self.timeout + wait,
+                )
+            except errors.TooManyWaits as busy:
+                # The server holds all the waits it allows: ask again when it says.
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ApprovalTimeout(action_id, timeout) from None
+                yield min(busy.retry_after, left)
+                continue
             if action["status"] != "pending_approval":
                 return action["status"]
             announced = announced or announce_wait(
@@ -348,6 +369,25 @@ class AgentClient(_Http, AgentConveniences):
         """``request`` for async code."""
         with tracing.guard_call_span("request", agent_id=self.agent_id):
             return await self._async(self._request(tool, input, cost, idempotency_key))
+
+    def request_approval(self, tool: str, input: Any, cost: Any, reason: Reason) -> DecisionDict:
+        """``request``, sending this one call to a human (``reason`` says why) if checks pass."""
+        with tracing.guard_call_span("request", agent_id=self.agent_id):
+            return self._sync(self._request(tool, input, cost, None, reason))
+
+    async def arequest_approval(
+        self, tool: str, input: Any, cost: Any, reason: Reason
+    ) -> DecisionDict:
+        """``request_approval`` for async code."""
+        with tracing.guard_call_span("request", agent_id=self.agent_id):
+            return await self._async(self._request(tool, input, cost, None, reason))
+
+    def policy(self) -> Policy:
+        """The agent's own policy, read once from the server (it never changes)."""
+        if self._policy is None:
+            data = self._sync(_one(_Send("GET", self._path + "/policy")))
+            self._policy = Policy.from_dict(data["policy"])
+        return self._policy
 
     def report(self, action_id: str, status: str, detail: str = "") -> AgentStatus:
         """Report ``success`` or ``failure`` (``harmful`` is the operator's, 403 here)."""

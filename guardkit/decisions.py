@@ -18,6 +18,7 @@ __all__ = [
     "DenyCode",
     "Denial",
     "Outcome",
+    "REPLAY_CODE",
     "SCAR_CAP",
     "Severity",
     "describe_reason",
@@ -92,6 +93,12 @@ class DenyCode(StrEnum):
     #: An allowed host that did not resolve: the world failed, not the agent (no scar).
     EGRESS_UNRESOLVED = "egress_unresolved"
     UNTRUSTED_PROVENANCE = "untrusted_provenance"
+
+
+#: The reason code of a request answered from its idempotency record (guardkit's): recorded as
+#: ``action_denied`` (nothing runs, nothing is charged) but not a denial: the agent's status does
+#: not count it in ``actions_denied``.
+REPLAY_CODE = "idempotent_replay"
 
 
 class ActionStatus(StrEnum):
@@ -169,6 +176,9 @@ class Action(TypedDict):
     input_sha256: str
     reason: Reason | None
     approved_by: str | None
+    #: Why this one call was sent to a human though its rule does not require approval (a
+    #: local check's reason, ``untrusted_provenance``), when it was; from the ledger.
+    approval_reason: NotRequired[Reason]
 
 
 class ConsumedAction(Action):
@@ -232,6 +242,8 @@ class PendingAction(TypedDict):
     tool: str
     input: Any
     cost: int
+    #: Why a human must decide this call, when a check (not the policy) asked; as on ``Action``.
+    approval_reason: NotRequired[Reason]
 
 
 class PendingItem(TypedDict):

@@ -1,10 +1,16 @@
 """The guard state machine: request, approve, reject, report, scar, terminate, spawn, consume.
 
-Every operation runs in one store transaction that loads (and locks) the agent's materialised
-state, appends ledger records and commits before it returns, so every decision is durable before
-anyone sees it. Denials are values (``Decision``); errors are raised only for misuse (unknown ids,
-wrong states, bad input). Semantics are Lineage's (docs/compatibility.md); guardkit's
+Every operation runs in one store transaction that loads (and locks) the agent's verified state,
+appends ledger records and commits before it returns, so every decision is durable before anyone
+sees it. The engine only decides and appends: what a record does to the agent's state (budget,
+scars, counts, open actions) is ``guardkit.store.fold``'s, the same fold that replays a ledger.
+Denials are values (``Decision``); errors are raised only for misuse (unknown ids, wrong states,
+bad input). Semantics are Lineage's (docs/compatibility.md); guardkit's
 additions (sub-agents, approval expiry, input digests, backend consumption) are marked as such.
+
+The module is longer than the house limit on purpose: it is one state machine, whose operations
+share the same checks, denials, scars and termination cascades; split by operation, each part
+would import the others' private steps.
 """
 
 from __future__ import annotations
@@ -16,9 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 from guardkit import limits
-from guardkit._canonical import canonical_json, check_json_value, sha256_hex
+from guardkit._canonical import canonical_json, check_json_value, text_problem
 from guardkit.decisions import (
-    SCAR_CAP,
     Action,
     ActionStatus,
     AgentEntry,
@@ -30,6 +35,7 @@ from guardkit.decisions import (
     Head,
     LogPage,
     Outcome,
+    PendingAction,
     PendingItem,
     Reason,
     Severity,
@@ -45,28 +51,37 @@ from guardkit.errors import (
     InvalidInput,
     InvalidState,
     LedgerTampered,
+    NotFound,
     PolicyError,
     StoreError,
     UnknownAction,
 )
-from guardkit.policy import Policy, load_policy
-from guardkit.store.base import ActionRow, AgentState, Store, Transaction
-from guardkit.store.chain import verify_records
-from guardkit.store.records import replay
+from guardkit.policy import Policy, ToolRule, load_policy
+from guardkit.store.base import Store, Transaction
+from guardkit.store.chain import (
+    ChainCheck,
+    Checkpoint,
+    fingerprint,
+    format_timestamp,
+    json_str,
+    public_key_hex,
+)
+from guardkit.store.fold import missing_termination
+from guardkit.store.state import ALLOWED, SPAWN_TOOL, AgentState, OpenAction, status_name
 
 __all__ = ["Engine", "SPAWN_TOOL", "DEFAULT_MAX_INPUT_BYTES"]
 
 _AGENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _ACTION_ID = re.compile(r"act-([1-9][0-9]{0,17})")
-#: The tool name under which a parent's ledger records the budget carved out for a sub-agent.
-SPAWN_TOOL = "guardkit.spawn"
 DEFAULT_MAX_INPUT_BYTES = 1 << 20
 # The words as plain strings: ``Enum.value`` is a property call, and these sit on the hot path.
-_REQUESTED = ActionStatus.REQUESTED.value
 _PENDING = ActionStatus.PENDING_APPROVAL.value
 _ALLOWED = ActionStatus.ALLOWED.value
 _DENIED = ActionStatus.DENIED.value
 _COMPLETED = ActionStatus.COMPLETED.value
+_OUTCOMES = frozenset(o.value for o in Outcome)
+_FAILURE = Outcome.FAILURE.value
+_HARMFUL = Outcome.HARMFUL.value
 _LOG_LIMIT_DEFAULT = 500
 _LOG_LIMIT_MAX = 5000
 
@@ -78,6 +93,10 @@ def _check_agent_id(agent_id: Any) -> str:
 
 
 def _action_number(action_id: Any) -> int:
+    if type(action_id) is str and 4 < len(action_id) < 23 and action_id[4] != "0":
+        digits = action_id[4:]
+        if action_id.startswith("act-") and digits.isascii() and digits.isdigit():
+            return int(digits)
     match = _ACTION_ID.fullmatch(action_id) if isinstance(action_id, str) else None
     if match is None:
         raise UnknownAction(f"unknown action {action_id!r}")
@@ -100,8 +119,11 @@ class Engine:
         #: Notified after every approval, rejection, withdrawal or termination, so waiters wake.
         self.decided = threading.Condition()
         self._listeners: set[Callable[[], None]] = set()
-        #: Agents whose ledger failed verification, with the reason.
-        self.quarantined: dict[str, str] = {}
+
+    @property
+    def quarantined(self) -> dict[str, str]:
+        """Agents whose ledger failed a check, with the reason (the store keeps them)."""
+        return self.store.quarantined
 
     # -- agents --------------------------------------------------------------------------------
 
@@ -120,7 +142,6 @@ class Engine:
                 policy=parsed,
                 parent_id=parent_id,
                 public_key=signer.public_key if signer else None,
-                created_at=now,
             )
             tx.create(state, now)
             return self._status(tx, state)
@@ -151,24 +172,27 @@ class Engine:
                     f"budget {amount} exceeds the parent's remaining {parent.remaining}"
                 )
             narrowed = Policy.from_dict({**child_policy.to_dict(), "budget": amount})
-            input_json = canonical_json({"child_id": child_id, "budget": amount})
-            row = self._new_action(tx, parent, SPAWN_TOOL, input_json, amount, now)
-            self._allow(tx, parent, row, amount, now, approved_by="operator", note=None)
+            spec = {"child_id": child_id, "budget": amount}
+            number = self._new_action(
+                tx, parent, SPAWN_TOOL, spec, canonical_json(spec), amount, now
+            )
+            self._allow(tx, parent, number, amount, now, approved_by="operator", note=None)
             tx.append(
                 parent,
                 "outcome",
-                {"action_id": row.action_id, "status": "success", "detail": f"spawned {child_id}"},
+                {
+                    "action_id": f"act-{number}",
+                    "status": "success",
+                    "detail": f"spawned {child_id}",
+                },
                 now,
             )
-            row.status, row.outcome = _COMPLETED, Outcome.SUCCESS.value
-            tx.put_action(row)
             signer = self.store.signer
             child = AgentState(
                 agent_id=child_id,
                 policy=narrowed,
                 parent_id=parent_id,
                 public_key=signer.public_key if signer else None,
-                created_at=now,
             )
             tx.create(child, now)
             return self._status(tx, child)
@@ -177,22 +201,12 @@ class Engine:
         with self.store.transaction(write=False) as tx:
             out: list[AgentEntry] = []
             for agent_id in tx.agent_ids():
-                if agent_id in self.quarantined:
-                    out.append(
-                        {
-                            "agent_id": agent_id,
-                            "state": "quarantined",
-                            "error": self.quarantined[agent_id],
-                        }
-                    )
+                try:
+                    status = self._status(tx, self._agent(tx, agent_id))
+                except LedgerTampered as exc:
+                    out.append({"agent_id": agent_id, "state": "quarantined", "error": exc.message})
                 else:
-                    out.append(
-                        {
-                            "agent_id": agent_id,
-                            "state": "active",
-                            "status": self._status(tx, tx.agent(agent_id)),
-                        }
-                    )
+                    out.append({"agent_id": agent_id, "state": "active", "status": status})
             return out
 
     def status(self, agent_id: str) -> AgentStatus:
@@ -201,31 +215,57 @@ class Engine:
 
     # -- the request pipeline ------------------------------------------------------------------
 
-    def request(self, agent_id: str, tool: str, input: Any = None, cost: Any = None) -> Decision:
-        """Record and decide one request (Lineage §5). Never raises for a denial."""
-        if not isinstance(tool, str) or not 1 <= len(tool) <= 128:
-            raise InvalidInput("tool names are strings of 1-128 characters")
-        declared = limits.check_cost(cost)
-        input_json = self._input_json({} if input is None else input)
+    def request(
+        self,
+        agent_id: str,
+        tool: str,
+        input: Any = None,
+        cost: Any = None,
+        *,
+        approval_reason: Reason | None = None,
+    ) -> Decision:
+        """Record and decide one request (Lineage §5). Never raises for a denial.
+
+        ``approval_reason`` (guardkit's addition) sends this one call to a human even when the
+        tool's rule does not require approval, as a local check asks (``untrusted_provenance``):
+        the ``approval_required`` record carries the reason, so the approver sees why.
+        """
+        # The hot path: helpers that other operations call are spelt out here.
+        if (
+            type(tool) is not str
+            or not 1 <= len(tool) <= 128
+            or tool == SPAWN_TOOL
+            or not tool.isascii()
+        ):
+            _check_tool(tool)
+        declared = None if cost is None else limits.check_cost(cost)
+        if approval_reason is not None:
+            _check_reason(approval_reason, "an approval reason")
+            self._input_json(approval_reason)
+        value = {} if input is None else input
+        input_json = self._input_json(value)
         now = self.clock()
         with self.store.transaction() as tx:
-            state = self._agent(tx, agent_id)
-            self._expire(tx, state, now)
-            self._follow_ancestors(tx, state, now)
+            state = tx.agent(agent_id) if type(agent_id) is str else self._agent(tx, agent_id)
+            if state.actions_pending:
+                self._expire(tx, state, now)
+            if state.parent_id is not None:
+                self._follow_ancestors(tx, state, now)
             rule = state.policy.rule_for(tool)
-            amount = limits.charge(rule, declared)
-            row = self._new_action(tx, state, tool, input_json, amount, now)
-            denial = self._checks(tx, state, tool, amount, now, unlisted=rule is None)
+            amount = (declared or 0) if rule is None else max(declared or 0, rule.cost)
+            number = self._new_action(tx, state, tool, value, input_json, amount, now)
+            denial = self._checks(tx, state, tool, amount, now, rule=rule, unlisted=rule is None)
             if denial is not None:
-                return self._deny(tx, state, row, denial, now)
+                return self._deny(tx, state, number, denial, now)
             assert rule is not None
-            if rule.requires_approval:
-                tx.append(state, "approval_required", {"action_id": row.action_id}, now)
-                row.status = _PENDING
-                state.actions_pending += 1
-                tx.put_action(row)
-                return Decision(decision="pending_approval", action_id=row.action_id)
-            return self._allow(tx, state, row, amount, now, approved_by=None, note=None)
+            if rule.requires_approval or approval_reason is not None:
+                action_id = f"act-{number}"
+                payload: dict[str, Any] = {"action_id": action_id}
+                if approval_reason is not None:
+                    payload["reason"] = approval_reason
+                tx.append(state, "approval_required", payload, now, action=number)
+                return Decision(decision="pending_approval", action_id=action_id)
+            return self._allow(tx, state, number, amount, now, approved_by=None, note=None)
 
     def deny(
         self,
@@ -242,25 +282,24 @@ class Engine:
         a string ``code``; a terminated agent is denied with ``terminated`` instead, as any
         request would be.
         """
-        if not isinstance(tool, str) or not 1 <= len(tool) <= 128:
-            raise InvalidInput("tool names are strings of 1-128 characters")
-        if not isinstance(reason, dict) or not isinstance(reason.get("code"), str):
-            raise InvalidInput("a denial reason is an object with a string code")
+        _check_tool(tool)
+        _check_reason(reason, "a denial reason")
         self._input_json(reason)
-        input_json = self._input_json({} if input is None else input)
+        value = {} if input is None else input
+        input_json = self._input_json(value)
         now = self.clock()
         with self.store.transaction() as tx:
             state = self._agent(tx, agent_id)
             self._expire(tx, state, now)
             self._follow_ancestors(tx, state, now)
             amount = limits.charge(state.policy.rule_for(tool), None)
-            row = self._new_action(tx, state, tool, input_json, amount, now)
+            number = self._new_action(tx, state, tool, value, input_json, amount, now)
             denial: Denial | None = Denial(reason=reason, severity=severity)
             if not state.alive:
                 # The first of the engine's checks, which answers ``terminated``.
                 denial = self._checks(tx, state, tool, amount, now)
             assert denial is not None
-            return self._deny(tx, state, row, denial, now)
+            return self._deny(tx, state, number, denial, now)
 
     def _input_json(self, value: Any) -> str:
         problem = check_json_value(value)
@@ -276,30 +315,29 @@ class Engine:
         tx: Transaction,
         state: AgentState,
         tool: str,
+        value: Any,
         input_json: str,
         amount: int,
         now: float,
-    ) -> ActionRow:
-        state.next_action += 1
-        number = state.next_action
+    ) -> int:
+        number = state.next_action + 1
+        action_id = f"act-{number}"
         # Splice the input's canonical text into the payload (keys in sorted order) instead of
         # encoding it twice.
-        payload = (
-            f'{{"action_id":"act-{number}","cost":{amount},"input":{input_json},'
-            f'"tool":{canonical_json(tool)}}}'
+        text = (
+            f'{{"action_id":"{action_id}","cost":{amount},"input":{input_json},'
+            f'"tool":{json_str(tool)}}}'
         )
-        record = tx.append(state, "action_requested", None, now, payload_json=payload)
-        return ActionRow(
-            agent_id=state.agent_id,
-            number=number,
-            tool=tool,
-            input_json=input_json,
-            input_sha256=sha256_hex(input_json),
-            cost=amount,
-            status=_REQUESTED,
-            requested_at=now,
-            requested_seq=record.seq,
+        payload = {"action_id": action_id, "cost": amount, "input": value, "tool": tool}
+        tx.append(
+            state,
+            "action_requested",
+            payload,
+            now,
+            payload_json=text,
+            action=number,
         )
+        return number
 
     def _checks(
         self,
@@ -309,6 +347,7 @@ class Engine:
         amount: int,
         now: float,
         *,
+        rule: ToolRule | None = None,
         unlisted: bool = False,
     ) -> Denial | None:
         if not state.alive:
@@ -321,8 +360,9 @@ class Engine:
                 reason={"code": DenyCode.TOOL_NOT_ALLOWED.value, "tool": tool},
                 severity=Severity.MODERATE,
             )
-        rule = state.policy.rule_for(tool)
-        assert rule is not None
+        if rule is None:
+            rule = state.policy.rule_for(tool)
+            assert rule is not None
         limit = state.policy.rate_limit
         in_window = (
             limits.allowed_in_window(state.recent_allowed, now, limit.window_secs)
@@ -332,58 +372,53 @@ class Engine:
         verdict = limits.cap_and_rate_check(
             state.policy, tool, rule, state.tool_counts.get(tool, 0), in_window
         )
+        if verdict is None and amount <= state.policy.budget - state.spent:
+            return None
         return verdict or limits.budget_check(amount, state.remaining)
 
     def _deny(
         self,
         tx: Transaction,
         state: AgentState,
-        row: ActionRow,
+        number: int,
         denial: Denial,
         now: float,
     ) -> Decision:
         reason, severity = denial.reason, denial.severity
-        was_pending = row.status == _PENDING
-        tx.append(state, "action_denied", {"action_id": row.action_id, "reason": reason}, now)
-        row.status, row.reason = _DENIED, reason
-        state.actions_denied += 1
-        if was_pending:
-            state.actions_pending -= 1
-        tx.put_action(row)
+        action_id = f"act-{number}"
+        tx.append(
+            state, "action_denied", {"action_id": action_id, "reason": reason}, now, action=number
+        )
         if severity is not None:
-            self._scar(tx, state, severity, describe_reason(reason), row.action_id, now)
-        return Decision(decision="denied", action_id=row.action_id, reason=reason)
+            self._scar(tx, state, severity, describe_reason(reason), action_id, now)
+        return Decision(decision="denied", action_id=action_id, reason=reason)
 
     def _allow(
         self,
         tx: Transaction,
         state: AgentState,
-        row: ActionRow,
+        number: int,
         amount: int,
         now: float,
         *,
         approved_by: str | None,
         note: str | None,
     ) -> Decision:
-        payload: dict[str, Any] = {"action_id": row.action_id, "approved_by": approved_by}
+        action_id = f"act-{number}"
+        payload: dict[str, Any] = {"action_id": action_id, "approved_by": approved_by}
         if note is not None:
             payload["note"] = note
-        tx.append(state, "action_allowed", payload, now)
-        if row.status == _PENDING:
-            state.actions_pending -= 1
-        row.status, row.allowed_at, row.approved_by = _ALLOWED, now, approved_by
-        tx.put_action(row)
-        state.spent += amount
-        state.actions_allowed += 1
-        state.tool_counts[row.tool] = state.tool_counts.get(row.tool, 0) + 1
-        if state.policy.rate_limit is not None:
-            limits.remember_allowed(state.recent_allowed, now, state.policy.rate_limit)
-        if state.remaining == 0 and state.alive:
+        text = (
+            f'{{"action_id":"{action_id}","approved_by":null}}'
+            if approved_by is None and note is None
+            else None
+        )
+        tx.append(state, "action_allowed", payload, now, payload_json=text, action=number)
+        remaining = state.policy.budget - state.spent
+        if remaining == 0 and state.alive:
             # Lineage terminates on exactly 0 after any allow, even a free call on budget 0.
             self._terminate(tx, state, "budget exhausted", "guard", now)
-        return Decision(
-            decision="allowed", action_id=row.action_id, cost=amount, remaining=state.remaining
-        )
+        return Decision(decision="allowed", action_id=action_id, cost=amount, remaining=remaining)
 
     # -- approvals -----------------------------------------------------------------------------
 
@@ -396,16 +431,17 @@ class Engine:
         now = self.clock()
         with self.store.transaction() as tx:
             state = self._agent(tx, agent_id)
-            found = self._pending_row(tx, state, number, action_id, self._expire(tx, state, now))
+            found = self._pending(tx, state, number, action_id, self._expire(tx, state, now))
             if isinstance(found, Decision):
                 decision = found
             else:
-                row = found
-                denial = self._checks(tx, state, row.tool, row.cost, now)
+                denial = self._checks(tx, state, found.tool, found.cost, now)
                 decision = (
-                    self._deny(tx, state, row, denial, now)
+                    self._deny(tx, state, number, denial, now)
                     if denial is not None
-                    else self._allow(tx, state, row, row.cost, now, approved_by=approver, note=note)
+                    else self._allow(
+                        tx, state, number, found.cost, now, approved_by=approver, note=note
+                    )
                 )
         self._notify()
         return decision
@@ -420,26 +456,22 @@ class Engine:
         now = self.clock()
         with self.store.transaction() as tx:
             state = self._agent(tx, agent_id)
-            found = self._pending_row(tx, state, number, action_id, self._expire(tx, state, now))
+            found = self._pending(tx, state, number, action_id, self._expire(tx, state, now))
             if isinstance(found, Decision):
                 decision = found
             else:
-                row = found
                 tx.append(
                     state,
                     "action_rejected",
                     {"action_id": action_id, "by": approver, "reason": reason},
                     now,
+                    action=number,
                 )
                 rejected: Reason = {
                     "code": DenyCode.REJECTED.value,
                     "by": approver,
                     "reason": reason,
                 }
-                row.status, row.reason = _DENIED, rejected
-                tx.put_action(row)
-                state.actions_pending -= 1
-                state.actions_denied += 1
                 if severity is not None:
                     self._scar(tx, state, severity, describe_reason(rejected), action_id, now)
                 decision = Decision(decision="denied", action_id=action_id, reason=rejected)
@@ -460,51 +492,54 @@ class Engine:
         with self.store.transaction() as tx:
             state = self._agent(tx, agent_id)
             self._expire(tx, state, now)
-            row = tx.get_action(agent_id, number)
-            if row is None:
-                raise UnknownAction(f"unknown action {action_id!r}")
-            if row.status == _PENDING:
+            waiting = state.open.get(number)
+            if waiting is not None and waiting.pending:
                 reason: Reason = {
                     "code": DenyCode.APPROVAL_TIMEOUT.value,
                     "timeout": int(timeout) if float(timeout).is_integer() else timeout,
                 }
-                self._deny(tx, state, row, Denial(reason=reason, severity=None), now)
+                self._deny(tx, state, number, Denial(reason=reason, severity=None), now)
+            row = tx.get_action(agent_id, number)
+            if row is None:
+                raise UnknownAction(f"unknown action {action_id!r}")
             action = row.to_dict()
         self._notify()
         return action
 
-    def _pending_row(
+    def _pending(
         self,
         tx: Transaction,
         state: AgentState,
         number: int,
         action_id: str,
         expired: dict[int, Decision],
-    ) -> ActionRow | Decision:
+    ) -> OpenAction | Decision:
         """The pending action, or the denial it got by expiring just now; raises otherwise."""
         if number in expired:
             return expired[number]
+        waiting = state.open.get(number)
+        if waiting is not None and waiting.pending:
+            return waiting
         row = tx.get_action(state.agent_id, number)
         if row is None:
             raise UnknownAction(f"unknown action {action_id!r}")
-        if row.status != _PENDING:
-            raise InvalidState(f"action {action_id} is {row.status}, not pending_approval")
-        return row
+        raise InvalidState(f"action {action_id} is {row.status}, not pending_approval")
 
     def _expire(self, tx: Transaction, state: AgentState, now: float) -> dict[int, Decision]:
         """Deny pending actions older than their ``approval_ttl`` (guardkit's addition)."""
         expired: dict[int, Decision] = {}
         if not state.actions_pending or not _has_ttl(state.policy):
             return expired
-        for row in tx.pending_actions(state.agent_id):
-            ttl = state.policy.ttl_for(row.tool)
-            if ttl is not None and now - row.requested_at >= ttl:
+        waiting = sorted((n, a) for n, a in state.open.items() if a.pending)
+        for number, action in waiting:
+            ttl = state.policy.ttl_for(action.tool)
+            if ttl is not None and now - action.requested_at >= ttl:
                 reason: Reason = {
                     "code": DenyCode.APPROVAL_EXPIRED.value,
                     "ttl": int(ttl) if float(ttl).is_integer() else ttl,
                 }
-                expired[row.number] = self._deny(
-                    tx, state, row, Denial(reason=reason, severity=None), now
+                expired[number] = self._deny(
+                    tx, state, number, Denial(reason=reason, severity=None), now
                 )
         return expired
 
@@ -514,34 +549,35 @@ class Engine:
         self, agent_id: str, action_id: str, status: str, detail: str = "", *, operator: bool = True
     ) -> AgentStatus:
         """Record the one outcome of an allowed action; ``harmful`` only from an operator."""
-        try:
-            outcome = Outcome(status)
-        except ValueError:
-            raise InvalidInput("status must be success, failure or harmful") from None
-        if outcome is Outcome.HARMFUL and not operator:
+        if status not in _OUTCOMES:
+            raise InvalidInput("status must be success, failure or harmful")
+        if status == _HARMFUL and not operator:
             raise Forbidden("only an operator may report harm: an agent must not judge its own")
         detail = "" if detail is None else detail
         _check_text(detail, "detail", allow_empty=True)
         number = _action_number(action_id)
         now = self.clock()
         with self.store.transaction() as tx:
-            state = self._agent(tx, agent_id)
-            row = tx.get_action(agent_id, number)
-            if row is None:
+            state = tx.agent(agent_id) if type(agent_id) is str else self._agent(tx, agent_id)
+            statuses = state.statuses
+            if not 0 < number < len(statuses):
                 raise UnknownAction(f"unknown action {action_id!r}")
-            if row.status != _ALLOWED:
-                raise InvalidState(f"action {action_id} is {row.status}, not allowed")
+            if statuses[number] & 7 != ALLOWED:
+                current = status_name(statuses[number])
+                raise InvalidState(f"action {action_id} is {current}, not allowed")
             tx.append(
                 state,
                 "outcome",
-                {"action_id": action_id, "status": outcome.value, "detail": detail},
+                {"action_id": action_id, "status": status, "detail": detail},
                 now,
+                payload_json=(
+                    f'{{"action_id":"{action_id}","detail":{_text(detail)},"status":"{status}"}}'
+                ),
+                action=number,
             )
-            row.status, row.outcome = _COMPLETED, outcome.value
-            tx.put_action(row)
-            if outcome is Outcome.FAILURE:
+            if status == _FAILURE:
                 self._scar(tx, state, Severity.MINOR, f"action failed: {detail}", action_id, now)
-            elif outcome is Outcome.HARMFUL:
+            elif status == _HARMFUL:
                 self._scar(
                     tx, state, Severity.SEVERE, f"action caused harm: {detail}", action_id, now
                 )
@@ -556,7 +592,7 @@ class Engine:
         now = self.clock()
         with self.store.transaction() as tx:
             state = self._agent(tx, agent_id)
-            if action_id is not None and tx.get_action(agent_id, _action_number(action_id)) is None:
+            if action_id is not None and not 1 <= _action_number(action_id) <= state.next_action:
                 raise UnknownAction(f"unknown action {action_id!r}")
             self._scar(tx, state, level, reason, action_id, now)
             return self._status(tx, state)
@@ -583,21 +619,12 @@ class Engine:
         action_id: str | None,
         now: float,
     ) -> None:
-        record = tx.append(
+        tx.append(
             state,
             "scar",
             {"severity": severity.value, "reason": reason, "action_id": action_id},
             now,
         )
-        state.scars.append(
-            {
-                "seq": record.seq,
-                "severity": severity.value,
-                "reason": reason,
-                "action_id": action_id,
-            }
-        )
-        state.scar_score = min(SCAR_CAP, state.scar_score + severity.weight)
         if state.alive and state.scar_score >= state.policy.scar_limit:
             self._terminate(
                 tx,
@@ -617,9 +644,7 @@ class Engine:
         self, tx: Transaction, state: AgentState, reason: str, by: str, now: float
     ) -> None:
         tx.append(state, "terminated", {"reason": reason, "by": by}, now)
-        state.alive = False
-        state.termination_reason = reason
-        for child_id in tx.children(state.agent_id):
+        for child_id in list(state.children):
             child = tx.agent(child_id)
             if child.alive:
                 self._terminate(
@@ -656,26 +681,29 @@ class Engine:
             return row.to_dict()
 
     def pending(self, agent_id: str) -> list[PendingItem]:
-        from guardkit.store.chain import format_timestamp
-
         write = self._may_expire(agent_id)
         with self.store.transaction(write=write) as tx:
             state = self._agent(tx, agent_id)
             if write:
                 self._expire(tx, state, self.clock())
-            return [
-                {
-                    "requested_at": format_timestamp(row.requested_at),
-                    "seq": row.requested_seq,
-                    "action": {
-                        "action_id": row.action_id,
-                        "tool": row.tool,
-                        "input": row.to_dict()["input"],
-                        "cost": row.cost,
-                    },
+            items: list[PendingItem] = []
+            for row in tx.pending_actions(agent_id):
+                action: PendingAction = {
+                    "action_id": row.action_id,
+                    "tool": row.tool,
+                    "input": row.to_dict()["input"],
+                    "cost": row.cost,
                 }
-                for row in tx.pending_actions(agent_id)
-            ]
+                if row.approval_reason is not None:
+                    action["approval_reason"] = row.approval_reason
+                items.append(
+                    {
+                        "requested_at": format_timestamp(row.requested_at),
+                        "seq": row.requested_seq,
+                        "action": action,
+                    }
+                )
+            return items
 
     def _may_expire(self, agent_id: str) -> bool:
         with self.store.transaction(write=False) as tx:
@@ -692,23 +720,53 @@ class Engine:
         ):
             raise InvalidInput("after must be a sequence number")
         with self.store.transaction(write=False) as tx:
-            state = self._agent(tx, agent_id, allow_quarantined=True)
+            self._exists(tx, agent_id)
             records = tx.records(agent_id, after=after, limit=limit)
-            return {
-                "records": [r.to_dict() for r in records],
-                "head": {"seq": state.head_seq, "hash": state.head_hash},
-            }
+            seq, digest = tx.head(agent_id) or (-1, "")
+            return {"records": [r.to_dict() for r in records], "head": {"seq": seq, "hash": digest}}
 
-    def verify(self, agent_id: str) -> Verification:
-        """Check the agent's whole chain: Lineage's ``/verify`` answer."""
+    def checkpoint(self, agent_id: str) -> str:
+        """The agent's head as ``seq:hash``: publish it where the guard's host can't rewrite it."""
+        return str(Checkpoint(**self.status(agent_id)["head"]))
+
+    def verify(
+        self, agent_id: str, checkpoint: str | None = None, *, public_key: Any = None
+    ) -> Verification:
+        """Check the agent's whole chain: Lineage's ``/verify`` answer.
+
+        Signatures are checked under ``public_key``, else the store's pinned key, else the key
+        the ledger names; ``checkpoint`` (``seq:hash``) must be a record of the chain, which
+        catches a ledger cut short behind it.
+        """
+        point = None
+        if checkpoint is not None:
+            try:
+                point = Checkpoint.parse(checkpoint)
+            except ValueError as exc:
+                raise InvalidInput(str(exc)) from None
         with self.store.transaction(write=False) as tx:
-            state = self._agent(tx, agent_id, allow_quarantined=True)
-        records = list(self.store.iter_records(agent_id))
-        count, failure = verify_records(records)
-        if failure is not None:
-            return {"ok": False, "records": count, "failure": failure}
-        head: Head = {"seq": records[-1].seq, "hash": records[-1].hash}
-        return {"ok": True, "records": count, "public_key": state.public_key, "head": head}
+            self._exists(tx, agent_id)
+        trusted = public_key_hex(public_key) if public_key is not None else None
+        check = ChainCheck(trusted or self.store.trusted_key, point)
+        last = None
+        for record in self.store.iter_records(agent_id):
+            problem = check.check(record)
+            if problem is not None:
+                return {
+                    "ok": False,
+                    "records": check.count + 1,
+                    "failure": check.failure(record, problem),
+                }
+            last = record
+        failure = check.finish()
+        if failure is not None or last is None:
+            return {
+                "ok": False,
+                "records": check.count,
+                "failure": failure or {"line": 0, "seq": None, "reason": "empty log"},
+            }
+        head: Head = {"seq": last.seq, "hash": last.hash}
+        return {"ok": True, "records": check.count, "public_key": check.public_key, "head": head}
 
     # -- backend role (guardkit) ---------------------------------------------------------------
 
@@ -725,13 +783,16 @@ class Engine:
         """What a bank or deploy system checks before acting: succeeds once per allowed action.
 
         The action must be allowed (or completed), for this ``tool``, with a recorded input equal
-        to ``input`` field for field (and, if given, the same ``cost``).
+        to ``input`` field for field (and, if given, the same ``cost``). The consumption is a
+        ledger record (``action_consumed``, guardkit's), so it can't be undone by deleting a row.
         """
         number = _action_number(action_id)
+        _check_text(by, "by")
         input_json = self._input_json({} if input is None else input)
         declared = limits.check_cost(cost)
+        now = self.clock()
         with self.store.transaction() as tx:
-            self._agent(tx, agent_id)
+            state = self._agent(tx, agent_id)
             row = tx.get_action(agent_id, number)
             if row is None:
                 raise UnknownAction(f"unknown action {action_id!r}")
@@ -743,81 +804,82 @@ class Engine:
                 raise ConsumeMismatch(f"input differs from what action {action_id} recorded")
             if declared is not None and declared != row.cost:
                 raise ConsumeMismatch(f"cost {declared} differs from the recorded {row.cost}")
-            if not tx.insert_consumption(agent_id, action_id, by, self.clock()):
+            if tx.consumed(agent_id, number):
                 raise AlreadyConsumed(f"action {action_id} was already consumed")
+            tx.append(
+                state, "action_consumed", {"action_id": action_id, "by": by}, now, action=number
+            )
             return ConsumedAction(**row.to_dict(), consumed=True)
 
     # -- opening -------------------------------------------------------------------------------
 
     def check_ledgers(self) -> dict[str, str]:
-        """Verify every agent's chain and state on open; quarantine the ones that fail.
+        """Verify every agent's ledger on open; quarantine the ones that fail.
 
-        Repairs a missing termination record as Lineage does (by ``guard (replay)``).
+        Raises ``StoreError`` at once when the pinned key signed none of the ledgers (the wrong
+        key was given). Repairs a missing termination record as Lineage does (by
+        ``guard (replay)``).
         """
         with self.store.transaction(write=False) as tx:
             agent_ids = tx.agent_ids()
+            keys = {tx.public_key(agent_id) for agent_id in agent_ids}
+            orphans = tx.ledger_ids() - set(agent_ids)
+        self._check_pinned_key(keys)
+        for agent_id in sorted(orphans):
+            self.store.quarantine(
+                agent_id,
+                f"the ledger of {agent_id!r} has no row in the agents table: it was deleted or "
+                "renamed behind the guard's back",
+            )
         for agent_id in agent_ids:
-            problem = self._check_ledger(agent_id)
-            if problem is None:
-                self.quarantined.pop(agent_id, None)
-            else:
-                self.quarantined[agent_id] = problem
+            try:
+                with self.store.transaction(write=False) as tx:
+                    missing = missing_termination(tx.agent(agent_id))
+            except (LedgerTampered, NotFound):
+                continue
+            if missing is not None:
+                self._repair(agent_id, missing)
         return dict(self.quarantined)
 
-    def _check_ledger(self, agent_id: str) -> str | None:
-        # The ledger and the agent row are read in one transaction (another process may append
-        # between two reads); a problem seen without the writer lock is checked again under it,
-        # so neither a concurrent append nor a READ COMMITTED read quarantines a sound ledger.
-        problem = self._check_ledger_in(agent_id, write=False)
-        if problem is None:
-            return None
-        try:
-            return self._check_ledger_in(agent_id, write=True)
-        except StoreError as exc:  # a read-only file, or a signed ledger opened without its key
-            return f"{problem} (not repaired: {exc.message})"
-
-    def _check_ledger_in(self, agent_id: str, *, write: bool) -> str | None:
-        try:
-            with self.store.transaction(write=write) as tx:
-                state = tx.agent(agent_id)  # first: in a write transaction it takes the lock
-                records = tx.records(agent_id)
-                _, failure = verify_records(records)
-                if failure is not None:
-                    return (
-                        f"ledger of {agent_id!r} failed verification at line {failure['line']}: "
-                        f"{failure['reason']}"
-                    )
-                try:
-                    folded = replay(records)
-                except (ValueError, KeyError) as exc:
-                    return f"ledger of {agent_id!r} does not replay: {exc}"
-                missing = folded.missing_termination()
-                if missing is not None and not write:
-                    return f"ledger of {agent_id!r} needs a termination record: {missing}"
-                if missing is not None and state.head_seq == folded.head_seq:
-                    self._terminate(tx, state, missing, "guard (replay)", self.clock())
-                    folded.alive, folded.termination_reason = False, missing
-                    folded.head_seq, folded.head_hash = state.head_seq, state.head_hash
-                mismatch = _compare(state, folded)
-        except PolicyError as exc:
-            # One agent's unreadable policy quarantines that agent, not the whole guard.
-            return f"stored policy of {agent_id!r} does not load: {exc.message}"
-        return (
-            None
-            if mismatch is None
-            else (f"materialised state of {agent_id!r} disagrees with its ledger ({mismatch})")
+    def _check_pinned_key(self, keys: set[str | None]) -> None:
+        trusted = self.store.trusted_key
+        if trusted is None or not keys or trusted in keys:
+            return
+        found = ", ".join(sorted(fingerprint(k) for k in keys))
+        raise StoreError(
+            f"store {self.store.location}: its ledgers are signed by {found}, but this guard "
+            f"trusts key {fingerprint(trusted)} (its signing key or public_key=), which signed "
+            "none of them: open the store with the key that signed them (a server's "
+            "keys/audit.key), or they were re-signed by someone else"
         )
+
+    def _repair(self, agent_id: str, missing: str) -> None:
+        try:
+            with self.store.transaction() as tx:
+                state = tx.agent(agent_id)
+                if missing_termination(state) is not None:
+                    self._terminate(tx, state, missing, "guard (replay)", self.clock())
+        except LedgerTampered:
+            return
+        except StoreError as exc:  # a read-only file, or a signed ledger opened without its key
+            self.store.quarantine(
+                agent_id,
+                f"ledger of {agent_id!r} needs a termination record: {missing} "
+                f"(not repaired: {exc.message})",
+            )
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def _agent(
-        self, tx: Transaction, agent_id: str, *, allow_quarantined: bool = False
-    ) -> AgentState:
-        if not allow_quarantined and agent_id in self.quarantined:
-            raise LedgerTampered(self.quarantined[agent_id])
+    def _agent(self, tx: Transaction, agent_id: str) -> AgentState:
         if not isinstance(agent_id, str):
             raise InvalidInput("agent ids are strings")
         return tx.agent(agent_id)
+
+    @staticmethod
+    def _exists(tx: Transaction, agent_id: str) -> None:
+        """Reads of the ledger itself work for a quarantined agent too."""
+        if not isinstance(agent_id, str) or not tx.agent_exists(agent_id):
+            raise NotFound(f"unknown agent {agent_id!r}")
 
     def _status(self, tx: Transaction, state: AgentState) -> AgentStatus:
         return {
@@ -861,26 +923,6 @@ class Engine:
             callback()
 
 
-def _compare(state: AgentState, folded: Any) -> str | None:
-    pairs = {
-        "spent": (state.spent, folded.spent),
-        "scar_score": (state.scar_score, folded.scar_score),
-        "alive": (state.alive, folded.alive),
-        "next_action": (state.next_action, folded.next_action),
-        "head_seq": (state.head_seq, folded.head_seq),
-        "head_hash": (state.head_hash, folded.head_hash),
-        "actions_allowed": (state.actions_allowed, folded.actions_allowed),
-        "actions_denied": (state.actions_denied, folded.actions_denied),
-        "actions_pending": (state.actions_pending, len(folded.pending)),
-        "tool_counts": (state.tool_counts, folded.tool_counts),
-        "scars": (len(state.scars), folded.scars),
-    }
-    for name, (mine, theirs) in pairs.items():
-        if mine != theirs:
-            return f"{name}: state says {mine}, ledger says {theirs}"
-    return None
-
-
 def _has_ttl(policy: Policy) -> bool:
     return policy.approval_ttl is not None or any(r.approval_ttl for r in policy.tools.values())
 
@@ -897,3 +939,26 @@ def _check_text(value: Any, name: str, *, allow_empty: bool = False) -> None:
         raise InvalidInput(f"{name} must be a non-empty string")
     if len(value) > 10_000:
         raise InvalidInput(f"{name} is longer than 10000 characters")
+    problem = text_problem(value)
+    if problem is not None:
+        raise InvalidInput(f"{name} {problem}")
+
+
+def _check_reason(reason: Any, what: str) -> None:
+    if not isinstance(reason, dict) or not isinstance(reason.get("code"), str):
+        raise InvalidInput(f"{what} is an object with a string code")
+
+
+def _text(detail: str) -> str:
+    """JSON text of an outcome's detail (usually empty, often repeated)."""
+    return json_str(detail) if len(detail) < 200 else json_str.__wrapped__(detail)
+
+
+def _check_tool(tool: Any) -> None:
+    if not isinstance(tool, str) or not 1 <= len(tool) <= 128:
+        raise InvalidInput("tool names are strings of 1-128 characters")
+    problem = text_problem(tool)
+    if problem is not None:
+        raise InvalidInput(f"tool name {problem}")
+    if tool == SPAWN_TOOL:
+        raise InvalidInput(f"{SPAWN_TOOL!r} is the guard's own record of a spawn: use spawn()")

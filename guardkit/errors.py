@@ -9,6 +9,7 @@
     ├── PolicyError(ValueError)           a policy is malformed (.problems lists every one)
     ├── InvalidInput(ValueError)          bad arguments: costs, inputs, ids, severities
     ├── PayloadTooLarge                   a request body over the server's limit (413)
+    ├── TooManyWaits                      too many long-polls held at once (429, .retry_after)
     ├── NoAgentConfigured                 a guarded tool was called with no agent guard set
     ├── Forbidden                         the caller's role may not do this (403)
     ├── NotFound                          unknown agent (404)
@@ -21,9 +22,10 @@
     │   ├── ConsumeMismatch
     │   ├── IdempotencyConflict
     │   └── IdempotencyInProgress
-    └── StoreError                        the store failed (500)
-        ├── LedgerTampered                an agent's ledger does not verify (503 quarantined)
-        └── GuardUnavailable              the guard could not be reached (HTTP client)
+    ├── StoreError                        the store failed (500)
+    │   ├── LedgerTampered                an agent's ledger does not verify (503 quarantined)
+    │   └── GuardUnavailable              the guard could not be reached (HTTP client)
+    └── SetupError                        Lineage's setup helpers: no server, token or access
 
     GuardStop(BaseException)              the agent must stop: not an error to handle or retry
     ├── NoAgentConfigured                 a guarded call site found no agent guard configured
@@ -52,6 +54,7 @@ __all__ = [
     "PolicyError",
     "InvalidInput",
     "PayloadTooLarge",
+    "TooManyWaits",
     "Forbidden",
     "NotFound",
     "UnknownAction",
@@ -66,6 +69,7 @@ __all__ = [
     "StoreError",
     "LedgerTampered",
     "GuardUnavailable",
+    "SetupError",
     "GuardStop",
     "NoAgentConfigured",
     "TurnDenied",
@@ -79,6 +83,10 @@ class _Coded(BaseException):
     code: str = "internal"
 
     def __init__(self, status: int, code: str, message: str) -> None:
+        # A message may quote bad input; a lone surrogate in it would make the error itself
+        # unprintable and unencodable (a 500 on the server), so it is written as an escape.
+        if not message.isascii():
+            message = message.encode("utf-8", "backslashreplace").decode("utf-8")
         super().__init__(f"{status} {code}: {message}")
         self.status = status
         self.code = code
@@ -171,6 +179,21 @@ class PayloadTooLarge(GuardError):
         self.limit = limit
 
 
+class TooManyWaits(_Fixed):
+    """429: the server already holds as many long-polls as it allows (for this token, or in all).
+
+    ``.retry_after`` is the seconds to wait before asking again (the ``Retry-After`` header);
+    ``AgentClient.wait_for_approval`` does so by itself.
+    """
+
+    status = 429
+    code = "too_many_waits"
+
+    def __init__(self, message: str, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class Forbidden(_Fixed):
     """Raised when the caller's role may not perform the operation (agents reporting harm)."""
 
@@ -259,6 +282,16 @@ class GuardUnavailable(StoreError):
 
     status = 503
     code = "unavailable"
+
+
+class SetupError(_Fixed):
+    """Raised by ``connect_admin`` and ``find_admin_token`` (as Lineage's client does).
+
+    ``.message`` is the sentence that says how to fix the setup.
+    """
+
+    status = 503
+    code = "setup"
 
 
 class NoAgentConfigured(GuardStop):

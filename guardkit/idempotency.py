@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from guardkit._canonical import canonical_json, sha256_hex
-from guardkit.errors import IdempotencyConflict, IdempotencyInProgress
+from guardkit._canonical import canonical_json, check_json_value, sha256_hex
+from guardkit.errors import IdempotencyConflict, IdempotencyInProgress, InvalidInput
 from guardkit.protocols import IdempotencyStore, IdemRecord
 
 __all__ = ["Claim", "IdemStatus", "Idempotency", "Replay"]
@@ -97,6 +97,9 @@ class Idempotency:
             if missing:
                 raise TypeError(f"idempotency key names unknown arguments {missing}")
             chosen = {name: arguments[name] for name in self.key}
+        problem = check_json_value(chosen, "input")
+        if problem is not None:  # the request would refuse it too; nothing is claimed first
+            raise InvalidInput(problem)
         return "tool:" + sha256_hex(canonical_json([tool, chosen]))
 
 

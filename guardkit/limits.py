@@ -7,7 +7,7 @@ from typing import Any
 
 from guardkit.decisions import Denial, DenyCode, Severity
 from guardkit.errors import InvalidInput
-from guardkit.policy import MAX_INT, Policy, RateLimit, ToolRule
+from guardkit.policy import MAX_INT, Policy, ToolRule
 
 __all__ = [
     "allowed_in_window",
@@ -15,7 +15,6 @@ __all__ = [
     "cap_and_rate_check",
     "charge",
     "check_cost",
-    "remember_allowed",
 ]
 
 
@@ -98,10 +97,3 @@ def allowed_in_window(recent: list[float], now: float, window_secs: float) -> in
     """Allowed actions newer than ``now - window_secs``; entries at or before it are dropped."""
     cutoff = now - window_secs
     return sum(1 for stamp in recent if stamp > cutoff)
-
-
-def remember_allowed(recent: list[float], now: float, limit: RateLimit) -> None:
-    """Keep the timestamps the sliding window can still need: the newest ``max_actions``."""
-    recent.append(now)
-    if len(recent) > limit.max_actions:
-        del recent[: len(recent) - limit.max_actions]

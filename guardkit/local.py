@@ -41,7 +41,7 @@ from guardkit.errors import AgentExists, ApprovalTimeout
 from guardkit.policy import Policy, load_policy
 from guardkit.protocols import IdempotencyStore
 from guardkit.store import Store, open_store
-from guardkit.store.records import write_jsonl
+from guardkit.store.export import write_jsonl
 
 __all__ = ["Guard", "LocalAgent"]
 
@@ -56,6 +56,12 @@ class Guard:
     extra, a ``postgresql://`` URL). ``durability="full"`` fsyncs every decision; ``"normal"``
     survives a process crash but not a power cut. Opening verifies every agent's ledger;
     an agent that fails is quarantined and the others keep working.
+
+    ``signing_key`` (an Ed25519 private key, its raw bytes or hex) signs every new record and
+    pins its public key; ``public_key`` pins a key without signing (to read and verify a signed
+    store). With a pinned key, a ledger signed by any other key (or by none) is refused at open,
+    and a store whose ledgers the key signed none of raises ``StoreError`` naming both keys'
+    fingerprints.
     """
 
     def __init__(
@@ -63,14 +69,21 @@ class Guard:
         store: str | os.PathLike[str] | Store = ":memory:",
         *,
         signing_key: Any = None,
+        public_key: Any = None,
         durability: str = "full",
         clock: Callable[[], float] = time.time,
         max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
     ) -> None:
         target = os.fspath(store) if isinstance(store, os.PathLike) else store
-        self.store = open_store(target, signing_key=signing_key, durability=durability)
+        self.store = open_store(
+            target, signing_key=signing_key, public_key=public_key, durability=durability
+        )
         self.engine = Engine(self.store, clock=clock, max_input_bytes=max_input_bytes)
-        self.quarantined = self.engine.check_ledgers()
+        try:
+            self.engine.check_ledgers()
+        except BaseException:
+            self.store.close()
+            raise
 
     def __enter__(self) -> Guard:
         return self
@@ -83,7 +96,13 @@ class Guard:
 
     @property
     def public_key(self) -> str | None:
-        return self.store.signer.public_key if self.store.signer else None
+        """The pinned public key (the signing key's, or ``public_key=``), hex."""
+        return self.store.trusted_key
+
+    @property
+    def quarantined(self) -> dict[str, str]:
+        """Agents refused because their ledger failed a check (at open or since), with why."""
+        return self.engine.quarantined
 
     # -- Lineage AdminClient ------------------------------------------------------------------
 
@@ -150,8 +169,23 @@ class Guard:
     def log(self, agent_id: str, after: int | None = None, limit: int | None = None) -> LogPage:
         return self.engine.log(agent_id, after, limit)
 
-    def verify(self, agent_id: str) -> Verification:
-        return self.engine.verify(agent_id)
+    def verify(
+        self, agent_id: str, checkpoint: str | None = None, *, public_key: Any = None
+    ) -> Verification:
+        """Check the agent's chain and signatures (under ``public_key`` if given, else the
+        pinned key); ``checkpoint`` (``seq:hash``, as ``checkpoint()`` printed it) must still
+        be in it, which catches a ledger cut short behind it."""
+        return self.engine.verify(agent_id, checkpoint, public_key=public_key)
+
+    def checkpoint(self, agent_id: str) -> str:
+        """The agent's head as ``seq:hash``, to publish where this host can't rewrite it."""
+        return self.engine.checkpoint(agent_id)
+
+    def policy(self, agent_id: str) -> Policy:
+        """The agent's policy, fixed for its life (its check sections included)."""
+        self.engine.status(agent_id)  # unknown or quarantined agents raise here
+        with self.store.transaction(write=False) as tx:
+            return tx.agent(agent_id).policy
 
     def public_key_info(self) -> PublicKeyInfo:
         return {"public_key": self.public_key, "algorithm": "ed25519"}
@@ -216,6 +250,11 @@ class LocalAgent(AgentConveniences):
         """Ask before acting: ``{"decision": "allowed" | "denied" | "pending_approval", ...}``."""
         return self._engine.request(self.agent_id, tool, input, cost).to_dict()
 
+    def request_approval(self, tool: str, input: Any, cost: Any, reason: Reason) -> DecisionDict:
+        """``request``, sending this one call to a human (``reason`` says why) if checks pass."""
+        decision = self._engine.request(self.agent_id, tool, input, cost, approval_reason=reason)
+        return decision.to_dict()
+
     def report(self, action_id: str, status: str, detail: str = "") -> AgentStatus:
         """Report ``success`` or ``failure``; an agent may not report ``harmful``."""
         return self._engine.report(self.agent_id, action_id, status, detail, operator=False)
@@ -236,8 +275,7 @@ class LocalAgent(AgentConveniences):
     def policy(self) -> Policy:
         """The agent's policy (fixed for its life, so read once)."""
         if self._policy is None:
-            with self.guard.store.transaction(write=False) as tx:
-                self._policy = tx.agent(self.agent_id).policy
+            self._policy = self.guard.policy(self.agent_id)
         return self._policy
 
     @property
@@ -297,6 +335,12 @@ class LocalAgent(AgentConveniences):
     async def arequest(self, tool: str, input: Any = None, cost: Any = None) -> DecisionDict:
         """``request`` for async code."""
         return await self._off_loop(self.request, tool, input, cost)
+
+    async def arequest_approval(
+        self, tool: str, input: Any, cost: Any, reason: Reason
+    ) -> DecisionDict:
+        """``request_approval`` for async code."""
+        return await self._off_loop(self.request_approval, tool, input, cost, reason)
 
     async def areport(self, action_id: str, status: str, detail: str = "") -> AgentStatus:
         """``report`` for async code."""

@@ -29,13 +29,13 @@ from typing import Any, Protocol, runtime_checkable
 
 from guardkit import _semconv as sc
 from guardkit import tracing
-from guardkit.decisions import Action, DecisionDict, Reason, denial_text
+from guardkit.decisions import DecisionDict, Reason, denial_text
 from guardkit.errors import GuardError, InvalidState
 from guardkit.protocols import AgentGuard, Model, ModelReply, ToolCall
 from guardkit.refusals import GUARD_UNREACHABLE, refusal
+from guardkit.tools.asking import ask
 from guardkit.tools.flow import Flow, Op, adrive, drive
 from guardkit.tools.handoff import current_action_id, guarded, handoff, running
-from guardkit.tools.pipeline import end_wait
 
 __all__ = [
     "SYSTEM_PROMPT",
@@ -196,11 +196,15 @@ class _Loop:
         try:
             cost_fn = self.costs.get(call.name)
             cost = cost_fn(call.args) if cost_fn is not None else None
-            decision: DecisionDict = yield Op("request", (call.name, call.args, cost))
-            span.decision(decision, agent_id=self.guard.agent_id)
-            action_id = decision["action_id"]
-            if decision["decision"] == "pending_approval":
-                decision = yield from self._wait(action_id, span)
+            decision = yield from ask(
+                self.guard,
+                call.name,
+                call.args,
+                cost,
+                approval_timeout=self.approval_timeout,
+                poll=self.poll,
+                span=span,
+            )
         except GuardError as exc:
             if exc.status == 400:
                 return ToolResult(
@@ -210,28 +214,8 @@ class _Loop:
                 )
             return ToolResult(text=GUARD_UNREACHABLE, is_error=True, verdict="unreachable")
         if decision["decision"] != "allowed":
-            return _refused(decision, action_id)
-        return action_id
-
-    def _wait(self, action_id: str, span: Any) -> Flow[DecisionDict]:
-        try:
-            with span.approval_wait(action_id, self.approval_timeout) as waiting:
-                final = yield Op("wait_for_approval", (action_id, self.approval_timeout, self.poll))
-                waiting.status(final)
-        except TimeoutError:
-            final, reason = yield from end_wait(self.guard, action_id, self.approval_timeout)
-            if final != "allowed":
-                return {"decision": "denied", "action_id": action_id, "reason": reason}
-        if final == "allowed":
-            return {"decision": "allowed", "action_id": action_id}
-        action: Action = yield Op("action", (action_id,))
-        denied: DecisionDict = {
-            "decision": "denied",
-            "action_id": action_id,
-            "reason": action["reason"] or {"code": "rejected"},
-        }
-        span.decision(denied)
-        return denied
+            return _refused(decision, decision["action_id"])
+        return decision["action_id"]
 
     def finish(self, action_id: str, value: Any, exc: Exception | None) -> Flow[ToolResult]:
         """Report the outcome of a call the loop ran itself."""

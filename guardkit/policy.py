@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from guardkit._canonical import json_problem
 from guardkit.errors import PolicyError
 
 __all__ = ["Policy", "RateLimit", "ToolRule", "load_policy"]
@@ -133,6 +134,11 @@ class Policy:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Policy:
         """Validate ``data``; raise ``PolicyError`` naming every problem with its field path."""
+        # First what no field rule sees: a lone surrogate (in a tool's name, say) or an integer
+        # beyond Lineage's range anywhere, which the ledger could not hold.
+        found = json_problem(dict(data), "") if isinstance(data, Mapping) else None
+        if found is not None:
+            raise PolicyError([found])
         problems: list[tuple[str, str]] = []
         policy = _parse_policy(data, problems)
         if problems or policy is None:

@@ -4,7 +4,8 @@
 ``AsyncAgentGuard`` is the same guard for ``async`` code. The optional protocols say what else an
 agent guard may offer the tool layer: recording a local check's denial in the ledger
 (``RecordsLocalDenials``), ending a wait that timed out (``WithdrawsActions``), its policy
-(``KnowsPolicy``, so policy check sections apply), and a store for idempotency records
+(``KnowsPolicy``, so policy check sections apply), sending one call to a human though its
+policy does not ask for it (``AsksApproval``), and a store for idempotency records
 (``KeepsIdempotency``). The tool layer asks with ``isinstance``.
 """
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentGuard",
+    "AsksApproval",
     "AsyncAgentGuard",
     "IdemRecord",
     "IdempotencyStore",
@@ -108,6 +110,20 @@ class WithdrawsActions(Protocol):
     """
 
     def withdraw(self, action_id: str, timeout: float) -> Action: ...
+
+
+@runtime_checkable
+class AsksApproval(Protocol):
+    """An agent guard that can send one call to a human though its policy does not require it.
+
+    ``request_approval`` is ``request`` whose answer is ``pending_approval`` whenever the checks
+    pass; ``reason`` (a local check's, ``untrusted_provenance``) is recorded with the
+    ``approval_required`` record and shown to the approver (``Action["approval_reason"]``).
+    """
+
+    def request_approval(
+        self, tool: str, input: Any, cost: Any, reason: Reason
+    ) -> DecisionDict: ...
 
 
 @runtime_checkable

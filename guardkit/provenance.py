@@ -5,48 +5,34 @@ guarded tool's result (untrusted unless the tool's ``output`` is ``"trusted"``) 
 tagged with ``tag()``. Before a request each string or number argument is labelled by the sources
 it occurs in (``trusted:task``, ``untrusted:<tool>:<action_id>``...) or ``model-generated``.
 
-Matching compares Unicode-normalised (NFKC), case-folded text with all whitespace and invisible
-format characters removed, so ``Bob @ Example.com`` matches ``bob@example.com``. A rule
-``require="trusted"`` passes only a value that occurs whole in a trusted source; a value stitched
-together from pieces (of untrusted results, or of the model's own making) fails it, and its label
-names the untrusted sources that share a fragment with it. What it can't catch: a value the model
-transforms beyond case and whitespace (translated, re-encoded, spelled out) and a trusted source
-that happens to contain the attacker's value.
+A value occurs in a source only as a whole: a run of whole tokens, a grouped identifier (an IBAN
+as printed) or a number equal to a number token, compared NFKC and case-folded
+(``guardkit.checks.matching``). ``150`` does not occur in invoice ``2024-0150``, ``42100`` not
+in ``42 100``, a middle part of an IBAN not in the IBAN; ``10`` occurs in ``10.00``. A value
+with invisible or compatibility characters never counts as trusted (the text the tool gets is not
+the text matched). A rule ``require="trusted"`` passes only a value that occurs in a trusted
+source; a value stitched from pieces fails it, and its label names the untrusted sources that
+share a word with it. What it can't catch: a value the model transforms beyond case (translated,
+re-encoded, spelled out) and a trusted source that happens to contain the attacker's value.
 """
 
 from __future__ import annotations
 
-import json
-import unicodedata
+import locale
 from collections.abc import Mapping
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any
 
+from guardkit.checks.matching import Index, probe
 from guardkit.errors import PolicyError
 
-__all__ = ["Provenance", "ProvenanceRule", "current_provenance", "normalise_text", "tag"]
-
-_FRAGMENT = 4
+__all__ = ["Provenance", "ProvenanceRule", "current_provenance", "tag"]
 
 
-def normalise_text(text: str) -> str:
-    """NFKC, case-folded, with whitespace and format characters (zero-width...) removed."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return "".join(ch for ch in folded if not ch.isspace() and unicodedata.category(ch) != "Cf")
-
-
-def _fragments(text: str) -> set[str]:
-    word = []
-    out: set[str] = set()
-    for ch in text + " ":
-        if ch.isalnum():
-            word.append(ch)
-        else:
-            if len(word) >= _FRAGMENT:
-                out.add("".join(word))
-            word = []
-    return out
+def _locale_point() -> str:
+    point = locale.localeconv()["decimal_point"]
+    return point if point in ".," else "."
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,12 +71,16 @@ class ProvenanceRule:
             raise PolicyError([(where, str(exc))]) from exc
 
 
+def _hashable(value: Any) -> Any:
+    # A string or number is matched as itself; anything else (a dict in a list) as its text.
+    return value if isinstance(value, (str, int, float)) else str(value)
+
+
 @dataclass(frozen=True, slots=True)
 class _Source:
     label: str
     trusted: bool
-    text: str
-    fragments: frozenset[str]
+    index: Index
 
 
 @dataclass(slots=True)
@@ -99,33 +89,28 @@ class Provenance:
 
     >>> with Provenance(task="Email the report to bob@example.com") as prov:
     ...     run_agent(...)
+
+    ``decimal_point`` says how numbers in sources are written (``","``: ``10,00`` is ten); by
+    default the locale's (``LC_NUMERIC``).
     """
 
     task: str = ""
     system: str = ""
     sources: list[_Source] = field(default_factory=list)
+    decimal_point: str = field(default_factory=_locale_point)
     _tokens: list[Token[Provenance | None]] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
+        if self.decimal_point not in (".", ","):
+            raise ValueError("decimal_point is '.' or ','")
         if self.task:
             self.add("trusted:task", self.task, trusted=True)
         if self.system:
             self.add("trusted:system", self.system, trusted=True)
 
     def add(self, label: str, value: Any, *, trusted: bool) -> None:
-        """Add a source; non-string values are added as their JSON text."""
-        text = (
-            value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
-        )
-        norm = normalise_text(text)
-        self.sources.append(
-            _Source(
-                label,
-                trusted,
-                norm,
-                frozenset(_fragments(unicodedata.normalize("NFKC", text).casefold())),
-            )
-        )
+        """Add a source: text, or a structure whose keys and leaves are matched one by one."""
+        self.sources.append(_Source(label, trusted, Index.of(value, self.decimal_point)))
 
     def add_result(self, tool: str, action_id: str | None, value: Any, *, trusted: bool) -> None:
         """What a guarded tool returned; the decorator calls this after each successful run."""
@@ -133,22 +118,28 @@ class Provenance:
         self.add(f"{kind}:{tool}:{action_id}", value, trusted=trusted)
 
     def labels(self, value: Any) -> list[str]:
-        """Where ``value`` occurs: source labels, else ``model-generated`` (+ shared fragments)."""
-        text = normalise_text(str(value))
-        found = [src.label for src in self.sources if text and text in src.text]
-        if found:
-            return found
-        pieces = _fragments(unicodedata.normalize("NFKC", str(value)).casefold())
+        """Where ``value`` occurs: source labels, else ``model-generated`` (+ shared words).
+
+        A value with invisible or compatibility characters is labelled ``altered:<why>`` first.
+        """
+        found = probe(_hashable(value), self.decimal_point)
+        altered = [f"altered:{found.problem}"] if found.problem else []
+        matched = [src.label for src in self.sources if src.index.matches(found)]
+        if matched:
+            return [*altered, *matched]
         shared = [
             f"fragment:{src.label}"
             for src in self.sources
-            if not src.trusted and pieces & src.fragments
+            if not src.trusted and found.words & src.index.words
         ]
-        return ["model-generated", *shared]
+        return [*altered, "model-generated", *shared]
 
     def trusted(self, value: Any) -> bool:
-        text = normalise_text(str(value))
-        return bool(text) and any(src.trusted and text in src.text for src in self.sources)
+        """Whether ``value`` occurs, unaltered, in a trusted source."""
+        found = probe(_hashable(value), self.decimal_point)
+        return found.problem is None and any(
+            src.trusted and src.index.matches(found) for src in self.sources
+        )
 
     def __enter__(self) -> Provenance:
         self._tokens.append(_current.set(self))

@@ -61,13 +61,13 @@ from pydantic_ai.toolsets.function import FunctionToolsetTool  # noqa: E402
 from pydantic_core import to_jsonable_python  # noqa: E402
 
 from guardkit import tracing  # noqa: E402
-from guardkit.decisions import Action, DecisionDict  # noqa: E402
-from guardkit.errors import ApprovalTimeout, GuardError, InvalidState, PolicyError, TurnDenied  # noqa: E402
+from guardkit.decisions import DecisionDict  # noqa: E402
+from guardkit.errors import GuardError, InvalidState, PolicyError, TurnDenied  # noqa: E402
 from guardkit.protocols import AgentGuard  # noqa: E402
 from guardkit.refusals import Refusal, refusal  # noqa: E402
+from guardkit.tools.asking import settle  # noqa: E402
 from guardkit.tools.flow import Flow, Op, adrive  # noqa: E402
 from guardkit.tools.handoff import guarded, handoff, running  # noqa: E402
-from guardkit.tools.pipeline import end_wait  # noqa: E402
 from guardkit.tools.scope import current_agent  # noqa: E402
 from guardkit.tools.turns import model_turn  # noqa: E402
 
@@ -143,25 +143,13 @@ class GuardedToolset(WrapperToolset[AgentDepsT]):
         """Request the call, waiting for a human if the guard says so."""
         decision: DecisionDict = yield Op("request", (name, arguments, cost))
         span.decision(decision, agent_id=agent.agent_id)
-        action_id = decision["action_id"]
+        human = decision["decision"] == "pending_approval"
+        decision = yield from settle(
+            agent, decision, approval_timeout=self.approval_timeout, poll=self.poll, span=span
+        )
         if decision["decision"] == "allowed":
-            return action_id, False
-        if decision["decision"] != "pending_approval":
-            return _refusal_of(decision)
-        try:
-            with span.approval_wait(action_id, self.approval_timeout) as waiting:
-                final = yield Op("wait_for_approval", (action_id, self.approval_timeout, self.poll))
-                waiting.status(final)
-        except ApprovalTimeout:
-            final, reason = yield from end_wait(agent, action_id, self.approval_timeout)
-        else:
-            if final != "allowed":
-                action: Action = yield Op("action", (action_id,))
-                reason = action["reason"] or {"code": "rejected"}
-                span.decision({"decision": "denied", "action_id": action_id, "reason": reason})
-        if final == "allowed":
-            return action_id, True
-        return _refusal_of({"decision": "denied", "action_id": action_id, "reason": reason})
+            return decision["action_id"], human
+        return _refusal_of(decision)
 
     async def _run(
         self,

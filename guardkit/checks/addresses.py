@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 
-__all__ = ["IPAddress", "embedded_ipv4", "forbidden_category", "parse_literal"]
+__all__ = ["IPAddress", "embedded_ipv4", "forbidden_category", "format_address", "parse_literal"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -72,11 +72,23 @@ def forbidden_category(address: IPAddress) -> str | None:
         for inner in embedded_ipv4(address):
             category = forbidden_category(inner)
             if category is not None:
-                return f"{category} (as IPv4 embedded in {address})"
+                return f"{category} (as IPv4 embedded in {format_address(address)})"
     for network, name in _NETWORKS:
         if address.version == network.version and address in network:
             return name
     return None
+
+
+def format_address(address: IPAddress) -> str:
+    """The address as text, the same on every Python.
+
+    Python 3.13 writes an IPv4-mapped address as ``::ffff:127.0.0.1`` where 3.11 and 3.12 write
+    ``::ffff:7f00:1``; reason texts and the ledger use the dotted form (RFC 5952 §5) everywhere.
+    """
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        scope = f"%{address.scope_id}" if address.scope_id else ""
+        return f"::ffff:{address.ipv4_mapped}{scope}"
+    return str(address)
 
 
 def parse_literal(host: str) -> IPAddress | None:

@@ -2,7 +2,8 @@
 
 Precedence: both apply. A rule in the decorator and a rule in the agent's policy for the same
 argument must both pass, so neither can widen the other; the policy's rules are read once per
-agent (a policy never changes) and only from a ``LocalAgent``, since an HTTP client has no policy.
+agent (a policy never changes) from any agent guard that knows its policy (``LocalAgent``, and
+``AgentClient`` through ``GET /v1/agents/{id}/policy``).
 """
 
 from __future__ import annotations

@@ -2,10 +2,11 @@
 
 Parsers disagree about userinfo and backslashes (``http://evil\\@good/`` is ``good`` to urllib and
 httpx, ``evil`` to urllib3), so such URLs are refused outright rather than parsed one way.
-Non-ASCII hosts are mapped with IDNA (full-width and ideographic-dot forms become ASCII) and
-checked in that form. Numeric hosts are parsed with ``inet_aton``, the parser ``getaddrinfo`` uses,
-so ``2130706433``, ``0x7f.1`` and ``0177.0.0.1`` are all seen as 127.0.0.1. Names go through the
-resolver (a parameter, ``socket.getaddrinfo`` by default) and every address it returns is checked
+Non-ASCII hosts are mapped with IDNA 2008 and UTS 46, as httpx and requests map them, and refused
+where IDNA 2003 (urllib's) would name another host (``guardkit.checks.hosts``). Numeric hosts
+are parsed with ``inet_aton``, the parser ``getaddrinfo`` uses, so ``2130706433``, ``0x7f.1`` and
+``0177.0.0.1`` are all seen as 127.0.0.1. Names go through the resolver (a parameter,
+``socket.getaddrinfo`` by default) and every address it returns is checked
 (``guardkit.checks.addresses``). DNS can answer differently at connect time (rebinding): the
 runtime hook re-checks the address the socket actually connects to.
 """
@@ -20,11 +21,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from guardkit.checks._rules import as_strings
-from guardkit.checks.addresses import IPAddress, forbidden_category, parse_literal
+from guardkit.checks.addresses import IPAddress, forbidden_category, format_address, parse_literal
+from guardkit.checks.hosts import allow_entry, ascii_host, host_matches
 from guardkit.decisions import Denial, DenyCode
 from guardkit.errors import PolicyError
 
-__all__ = ["EgressRule", "Resolver", "check_url", "resolve_host"]
+__all__ = ["EgressRule", "Resolver", "check_url", "lookup_name", "resolve_host"]
 
 #: ``getaddrinfo``'s shape; inject a stub in tests (no network).
 Resolver = Callable[..., list[tuple[Any, ...]]]
@@ -38,8 +40,8 @@ class EgressRule:
     >>> EgressRule(allow_hosts=["api.github.com", "*.example.com"], allow_ports=[443])
     """
 
-    #: Host names (``*.example.com`` for subdomains); empty allows any host that passes the
-    #: address checks.
+    #: Host names (``*.example.com`` for subdomains) or addresses (``[2001:db8::1]`` as copied
+    #: from a URL works too); empty allows any host that passes the address checks.
     allow_hosts: Sequence[str] = ()
     allow_ports: Sequence[int] = (80, 443)
     #: Refuse loopback, private, link-local, metadata, CGNAT, multicast and reserved addresses.
@@ -56,6 +58,7 @@ class EgressRule:
             if isinstance(value, str):
                 raise TypeError(f"EgressRule.{name} is a list of strings, not one string")
             object.__setattr__(self, name, tuple(value))
+        object.__setattr__(self, "allow_hosts", tuple(allow_entry(h) for h in self.allow_hosts))
         object.__setattr__(self, "allow_ports", tuple(int(port) for port in self.allow_ports))
         for network in self.allow_networks:
             ipaddress.ip_network(network, strict=False)
@@ -93,23 +96,19 @@ class EgressRule:
                 schemes=as_strings(data.get("schemes", ("http", "https")), f"{where}.schemes"),
             )
         except ValueError as exc:
-            raise PolicyError([(f"{where}.allow_networks", str(exc))]) from exc
+            field = "allow_hosts" if "allow_hosts" in str(exc) else "allow_networks"
+            raise PolicyError([(f"{where}.{field}", str(exc))]) from exc
 
     def address_problem(self, address: IPAddress) -> str | None:
         """Why this rule refuses a resolved address, or None."""
         if any(address in ipaddress.ip_network(net, strict=False) for net in self.allow_networks):
             return None
         category = forbidden_category(address) if self.deny_private else None
-        return None if category is None else f"{address} is {category}"
+        return None if category is None else f"{format_address(address)} is {category}"
 
     def host_allowed(self, host: str) -> bool:
-        if not self.allow_hosts:
-            return True
-        for allowed in self.allow_hosts:
-            pattern = allowed.lower().rstrip(".")
-            if host == pattern or (pattern.startswith("*.") and host.endswith(pattern[1:])):
-                return True
-        return False
+        """Whether a normalised host (``ascii_host``, or an address) is allowed."""
+        return not self.allow_hosts or host_matches(host, tuple(self.allow_hosts))
 
 
 def _host_of(url: str, rule: EgressRule) -> tuple[str, int]:
@@ -130,14 +129,22 @@ def _host_of(url: str, rule: EgressRule) -> tuple[str, int]:
         raise ValueError("no port")
     if parts.netloc.rsplit(":", 1)[0].startswith("["):
         return host.split("%", 1)[0], port
-    if not host.isascii():
-        # IDNA 2003 + nameprep, as Python's codec and httpx apply it: full-width letters and
-        # ideographic dots become ASCII before anything else looks at the name.
-        host = host.encode("idna").decode("ascii")
-    host = host.lower().rstrip(".")
+    host = ascii_host(host)
     if not host or any(not (ch.isalnum() or ch in "-._") for ch in host):
         raise ValueError(f"host {host!r} is not a valid name")
     return host, port
+
+
+def lookup_name(host: Any) -> str | None:
+    """The name a ``getaddrinfo``/``gethostbyname`` call sends to the resolver, or None.
+
+    CPython encodes a ``str`` host with its IDNA 2003 codec, so that is the name looked up.
+    """
+    try:
+        raw = host if isinstance(host, bytes) else str(host).encode("idna")
+        return raw.decode("ascii").lower().rstrip(".")
+    except UnicodeError:
+        return None
 
 
 def resolve_host(host: str, port: int, resolver: Resolver) -> list[IPAddress]:
@@ -186,5 +193,9 @@ def check_url(argument: str, value: Any, rule: EgressRule, record: dict[str, Any
         why = rule.address_problem(address)
         if why is not None:
             return deny(f"{host!r} resolves to {why}")
-    record[argument] = {"host": host, "port": port, "addresses": [str(a) for a in addresses]}
+    record[argument] = {
+        "host": host,
+        "port": port,
+        "addresses": [format_address(a) for a in addresses],
+    }
     return None

@@ -15,7 +15,11 @@ __all__ = ["label_arguments"]
 def label_arguments(
     checks: CheckSet, arguments: Mapping[str, Any], record: dict[str, Any]
 ) -> Denial | None:
-    """Label argument values by provenance; check ``require = "trusted"`` rules."""
+    """Label argument values by provenance; check ``require = "trusted"`` rules.
+
+    A failed rule is a ``Denial``; with ``on_untrusted="approval"`` its reason carries
+    ``"needs": "approval"`` and the pipeline asks a human instead of denying.
+    """
     provenance = current_provenance()
     if provenance is None:
         if checks.provenance:
@@ -40,8 +44,6 @@ def label_arguments(
             if item is None or provenance.trusted(item):
                 continue
             mode = "deny" if any(r.on_untrusted == "deny" for r in rules) else "approval"
-            if mode == "approval" and checks.requires_approval:
-                continue  # pending anyway: the approver sees the labels in the input
             return _untrusted(
                 argument,
                 item,
@@ -62,7 +64,7 @@ def _untrusted(argument: str, value: Any, labels: list[str], mode: str, why: str
         "message": f"{argument}={value!r}: {why}{where}",
     }
     if mode == "approval":
-        # The engine goes pending only for policies with requires_approval; without an engine
-        # hook a value that needs approval is denied, without a scar (the model was misled).
+        # The pipeline sends the call to a human with this reason (``AsksApproval``); an agent
+        # guard that can't is denied without a scar (the model was misled, not malicious).
         reason["needs"] = "approval"
     return Denial(reason=reason, severity=Severity.MINOR if mode == "deny" else None)

@@ -4,8 +4,10 @@
 opens on the same thread joins the one already open. ``GroupCommitter`` runs queued operations on
 one writer thread, as many as are waiting (up to ``max_batch``), inside one joined transaction;
 each caller's future resolves only after the commit, so every decision is still durable before it
-is returned. If any operation of a batch raises, the whole batch is rolled back and its
-operations run again one per transaction, so one caller's error never touches another's result.
+is returned. An operation refused before it wrote anything (an unknown action, a wrong state)
+just gets its error; if one fails after writing, or the store fails, the whole batch is rolled
+back and its operations run again one per transaction, so one caller's error never touches
+another's result.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from guardkit.errors import GuardError, StoreError
 from guardkit.store.base import Store, Transaction
 
 __all__ = ["GroupCommitter", "SharedStore"]
@@ -33,6 +36,14 @@ class SharedStore(Store):
         super().__init__(inner.signer)
         self.inner = inner
         self.location = inner.location
+        self.blocks = inner.blocks
+        self.parallel_writers = inner.parallel_writers
+        # What the store knows and refuses is the inner store's.
+        self.trusted_key = inner.trusted_key
+        self.quarantined = inner.quarantined
+        self.states = inner.states
+        self.actions = inner.actions
+        self.seals = inner.seals
         self._local = threading.local()
 
     @contextmanager
@@ -122,13 +133,17 @@ class GroupCommitter:
     def _commit(self, batch: list[_Job]) -> None:
         if len(batch) > 1:
             try:
-                with self.store.joined():
-                    results = [job.fn() for job in batch]
+                with self.store.joined() as tx:
+                    tx.prefetch(sorted({job.key for job in batch if job.key}))
+                    outcomes = [_run_clean(job, tx) for job in batch]
             except BaseException:  # noqa: BLE001 - rolled back; each job reruns alone below
                 log.debug("batch of %d rolled back; running its operations one by one", len(batch))
             else:
-                for job, result in zip(batch, results, strict=True):
-                    job.future.set_result(result)
+                for job, (ok, value) in zip(batch, outcomes, strict=True):
+                    if ok:
+                        job.future.set_result(value)
+                    else:
+                        job.future.set_exception(value)
                 return
         for job in batch:
             try:
@@ -138,3 +153,14 @@ class GroupCommitter:
                 job.future.set_exception(exc)
             else:
                 job.future.set_result(result)
+
+
+def _run_clean(job: _Job, tx: Transaction) -> tuple[bool, Any]:
+    """Run a job inside the batch; a refusal that wrote nothing is its result, not the batch's."""
+    before = tx.changes
+    try:
+        return True, job.fn()
+    except GuardError as exc:
+        if tx.changes != before or isinstance(exc, StoreError):
+            raise
+        return False, exc

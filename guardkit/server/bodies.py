@@ -17,7 +17,13 @@ BODIES: dict[str, dict[str, Field]] = {
         "policy": Field(("object",), required=True),
         "budget": Field(("integer",), required=True),
     },
-    "Request": {"tool": _STR, "input": Field(("any",)), "cost": _COST},
+    "Request": {
+        "tool": _STR,
+        "input": Field(("any",)),
+        "cost": _COST,
+        # guardkit: send this one call to a human, for this reason (a local check's)
+        "approval_reason": Field(("object", "null")),
+    },
     "Outcome": {"status": _STR, "detail": _OPT_STR},
     "Approve": {"approver": _STR, "note": _OPT_STR},
     "Reject": {"approver": _STR, "reason": _STR, "scar": _OPT_STR},

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from guardkit.errors import GuardError
+from guardkit.store.chain import fingerprint
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -94,11 +95,17 @@ def serve(
     try:
         app, where = _build(data_dir, store_url, signing_key, durability)
         state = app.state.guardkit
-    except (GuardError, ValueError, OSError) as exc:
+    except GuardError as exc:
+        sock.close()
+        raise click.ClickException(exc.message) from None
+    except (ValueError, OSError) as exc:
         sock.close()
         raise click.ClickException(str(exc)) from None
     url = f"http://{host}:{sock.getsockname()[1]}"
-    click.echo(f"guardkit guard server on {url} (store {where}; data dir {data_dir})")
+    click.echo(
+        f"guardkit guard server on {url} (store {where}; data dir {data_dir}; "
+        f"ledger key {fingerprint(state.guard.public_key)})"
+    )
     admin = (
         "$GUARD_ADMIN_TOKEN"
         if os.environ.get("GUARD_ADMIN_TOKEN")

@@ -7,6 +7,7 @@ unexpected is logged with its traceback on the server and answered with a bare 5
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from guardkit.errors import GuardError, InvalidInput
+from guardkit.errors import GuardError, InvalidInput, TooManyWaits
 from guardkit.server.auth import Access, Caller
 from guardkit.server.bodies import BODIES
 from guardkit.server.state import ServerState
@@ -69,7 +70,10 @@ def endpoint(access: Access | None, handler: Handler) -> Callable[[Request], Awa
             request.scope["guardkit.role"] = caller.role.value if caller else "none"
             result = await handler(Ctx(request, state, caller))
         except GuardError as exc:
-            return error_response(exc.status, exc.code, exc.message)
+            response = error_response(exc.status, exc.code, exc.message)
+            if isinstance(exc, TooManyWaits):
+                response.headers["retry-after"] = str(max(1, math.ceil(exc.retry_after)))
+            return response
         except Exception:
             log.exception("internal error on %s %s", request.method, request.url.path)
             return error_response(500, "internal", "internal error")

@@ -3,7 +3,10 @@
 - ``keys/admin.token``: the operator token, unless ``GUARD_ADMIN_TOKEN`` (>= 32 characters) is set.
 - ``keys/backend.token``: guardkit's read-and-consume token for tool backends, unless
   ``GUARD_BACKEND_TOKEN`` (>= 32 characters) is set.
-- ``keys/audit.key``: the Ed25519 key that signs ledger records, unless one is given.
+- ``keys/audit.key``: the Ed25519 key that signs ledger records, unless one is given; it also
+  pins the key every ledger must be signed with (the database cannot rewrite it). Its public
+  half is written beside it as ``keys/audit.pub``, to publish and to give ``guardkit verify
+  --public-key``.
 
 The HMAC key of the stateless agent tokens is *not* a file: it lives in the store's ``meta``
 table (``token_key``), so every server process sharing one database, and the in-process
@@ -30,6 +33,8 @@ class ServerKeys:
     admin_token: str
     backend_token: str
     signing_key: str
+    #: The signing key's public half (hex): the key every ledger must be signed with.
+    public_key: str
 
 
 def read_or_create(path: Path, make: str) -> str:
@@ -62,14 +67,20 @@ def load_keys(
     signing_key: str | None = None,
 ) -> ServerKeys:
     """The server's keys: given values win, then the files under ``data_dir/keys``."""
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     keys = data_dir / "keys"
     admin = _token(admin_token, keys / "admin.token", "the admin token")
     backend = _token(backend_token, keys / "backend.token", "the backend token")
     if signing_key is None:
         signing_key = read_or_create(keys / "audit.key", Signer.generate_hex())
-    elif Path(signing_key).is_file():
-        signing_key = Path(signing_key).read_text(encoding="utf-8").strip()
-    Signer(signing_key)
+        public = Signer(signing_key).public_key
+        read_or_create(keys / "audit.pub", public)
+    else:
+        if Path(signing_key).is_file():
+            signing_key = Path(signing_key).read_text(encoding="utf-8").strip()
+        public = Signer(signing_key).public_key
     if secrets.compare_digest(admin.encode(), backend.encode()):
         raise InvalidInput("the backend token must differ from the admin token")
-    return ServerKeys(admin_token=admin, backend_token=backend, signing_key=signing_key)
+    return ServerKeys(
+        admin_token=admin, backend_token=backend, signing_key=signing_key, public_key=public
+    )

@@ -85,6 +85,7 @@ _SCHEMAS: dict[str, Any] = {
             "cost": {"type": "integer"},
             "status": {"enum": ["requested", "pending_approval", "allowed", "denied", "completed"]},
             "outcome": {"enum": [None, "success", "failure", "harmful"]},
+            "approval_reason": _OBJ,
         },
     },
     "Created": {
@@ -136,6 +137,15 @@ _OPERATIONS: list[tuple[str, str, str, str, str | None, dict[str, Any], list[Any
     ("get", "/v1/agents", "admin", "All agents, sorted by id", None, _OBJ, []),
     ("get", "/v1/agents/{agent_id}", "agent, admin", "Agent status", None, _ref("AgentStatus"), []),
     ("get", "/v1/agents/{agent_id}/token", "admin", "Re-issue the agent's token", None, _OBJ, []),
+    (
+        "get",
+        "/v1/agents/{agent_id}/policy",
+        "agent, admin",
+        "guardkit: the agent's policy (its check sections apply to HTTP agents too)",
+        None,
+        {"type": "object", "required": ["agent_id", "policy"]},
+        [],
+    ),
     (
         "post",
         "/v1/agents/{agent_id}/spawn",

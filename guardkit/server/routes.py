@@ -3,8 +3,9 @@
 Extensions: ``POST /v1/agents/{id}/spawn``, ``POST /v1/agents/{id}/denials`` (a denial a local
 check decided, recorded like the engine's own), ``POST .../actions/{action_id}/consume`` (backend
 role), ``POST .../actions/{action_id}/withdraw`` (the agent stops waiting for a human),
-``GET /v1/agents/{id}/export`` (JSON Lines), ``?wait=SECONDS`` on the action read, and an
-``Idempotency-Key`` header on ``POST .../actions``.
+``GET /v1/agents/{id}/export`` (JSON Lines), ``GET /v1/agents/{id}/policy`` (the agent's own
+policy, so its check sections apply over HTTP), ``?wait=SECONDS`` on the action read, an
+``Idempotency-Key`` header and an ``approval_reason`` field on ``POST .../actions``.
 """
 
 from __future__ import annotations
@@ -55,6 +56,12 @@ async def agent_status(ctx: Ctx) -> Any:
     return await ctx.state.blocking(ctx.state.guard.status, ctx.agent_id)
 
 
+async def agent_policy(ctx: Ctx) -> Any:
+    """guardkit: the agent's own policy, so its check sections apply over HTTP too."""
+    policy = await ctx.state.blocking(ctx.state.guard.policy, ctx.agent_id)
+    return {"agent_id": ctx.agent_id, "policy": policy.to_dict()}
+
+
 async def agent_token(ctx: Ctx) -> Any:
     await ctx.state.blocking(ctx.state.guard.status, ctx.agent_id)
     return {"token": ctx.state.agent_token(ctx.agent_id)}
@@ -80,8 +87,10 @@ async def request_action(ctx: Ctx) -> Any:
         )
     engine = state.guard.engine
     tool, value, cost = body["tool"], body.get("input"), body.get("cost")
+    why = body.get("approval_reason")
     return await state.committed(
-        lambda: engine.request(agent_id, tool, value, cost).to_dict(), agent_id
+        lambda: engine.request(agent_id, tool, value, cost, approval_reason=why).to_dict(),
+        agent_id,
     )
 
 
@@ -122,15 +131,20 @@ def _wait_seconds(ctx: Ctx) -> float:
 async def read_action(ctx: Ctx) -> Any:
     wait = _wait_seconds(ctx)
     state, guard = ctx.state, ctx.state.guard
+    if wait <= 0:
+        return await state.blocking(guard.action, ctx.agent_id, ctx.action_id)
+    caller = ctx.caller
+    holder = "none" if caller is None else f"{caller.role.value}:{caller.agent_id or ''}"
     deadline = time.monotonic() + wait
-    while True:
-        event = state.watch.current()
-        action = await state.blocking(guard.action, ctx.agent_id, ctx.action_id)
-        left = deadline - time.monotonic()
-        decided = action["status"] != ActionStatus.PENDING_APPROVAL.value
-        if decided or left <= 0 or state.watch.stopping:
-            return action
-        await state.watch.wait(event, left)
+    with state.waits.take(holder):
+        while True:
+            event = state.watch.current()
+            action = await state.wait_read(guard.action, ctx.agent_id, ctx.action_id)
+            left = deadline - time.monotonic()
+            decided = action["status"] != ActionStatus.PENDING_APPROVAL.value
+            if decided or left <= 0 or state.watch.stopping:
+                return action
+            await state.watch.wait(event, left)
 
 
 async def outcome(ctx: Ctx) -> Any:
@@ -223,6 +237,7 @@ def api_routes() -> list[BaseRoute]:
         ("GET", "/v1/agents", ADMIN, list_agents),
         ("GET", agent, AGENT, agent_status),
         ("GET", agent + "/token", ADMIN, agent_token),
+        ("GET", agent + "/policy", AGENT, agent_policy),
         ("POST", agent + "/spawn", AGENT, spawn),
         ("POST", agent + "/actions", AGENT, request_action),
         ("POST", agent + "/denials", AGENT, denial),

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from anyio import CapacityLimiter, to_thread
 from starlette.concurrency import run_in_threadpool
 
 from guardkit._canonical import canonical_json, sha256_hex
@@ -19,7 +20,7 @@ from guardkit.local import Guard
 from guardkit.protocols import IdemRecord
 from guardkit.server.auth import TokenBook
 from guardkit.server.batching import GroupCommitter, SharedStore
-from guardkit.server.watch import DecisionWatch
+from guardkit.server.watch import DecisionWatch, WaitSlots
 from guardkit.store.base import Store
 
 __all__ = ["ServerLimits", "ServerState"]
@@ -33,11 +34,18 @@ class ServerLimits:
     max_body: int = (1 << 20) + (64 << 10)
     #: Longest ``?wait=`` on the action read, in seconds.
     max_wait: float = 60.0
+    #: Long-polls held at once by one token, and by all (429 with ``Retry-After`` beyond).
+    max_waits_per_token: int = 16
+    max_waits: int = 256
+    #: Worker threads the held long-polls' re-reads may use at once, so a crowd of waiters
+    #: can't take the threads ordinary requests need.
+    wait_workers: int = 4
     #: Most operations committed in one group-commit transaction.
     max_batch: int = 64
-    #: Group-commit writer threads; None: 4 for a store whose ``parallel_writers`` is true
-    #: (PostgreSQL: row locks let different agents commit in parallel), else 1.
-    writers: int | None = None
+    #: Group-commit writer threads. One is best on every store measured so far: the engine's
+    #: work holds the GIL, so a second writer only overlaps waits, and one writer's batches are
+    #: bigger (PostgreSQL locks a batch's agents and reads their heads in two statements).
+    writers: int = 1
 
 
 @dataclass(slots=True)
@@ -48,16 +56,19 @@ class ServerState:
     limits: ServerLimits = field(default_factory=ServerLimits)
     committers: list[GroupCommitter] = field(init=False)
     watch: DecisionWatch = field(init=False)
+    waits: WaitSlots = field(init=False)
+    _wait_reads: CapacityLimiter = field(init=False)
 
     def __post_init__(self) -> None:
-        writers = self.limits.writers
-        if writers is None:
-            writers = 4 if getattr(self.store.inner, "parallel_writers", False) else 1
         self.committers = [
             GroupCommitter(self.store, max_batch=self.limits.max_batch)
-            for _ in range(max(1, writers))
+            for _ in range(max(1, self.limits.writers))
         ]
         self.watch = DecisionWatch(self.guard.engine.listen)
+        self.waits = WaitSlots(
+            total=self.limits.max_waits, per_caller=self.limits.max_waits_per_token
+        )
+        self._wait_reads = CapacityLimiter(self.limits.wait_workers)
 
     @classmethod
     def open(
@@ -83,6 +94,10 @@ class ServerState:
         """Run a blocking (fsyncing) guard operation on the thread pool."""
         return await run_in_threadpool(fn, *args)
 
+    async def wait_read(self, fn: Callable[..., T], *args: Any) -> T:
+        """A long-poll's read: on the thread pool, but only ``wait_workers`` of them at once."""
+        return await to_thread.run_sync(fn, *args, limiter=self._wait_reads)
+
     async def committed(self, fn: Callable[[], T], key: str) -> T:
         """Run a write through group commit; returns once its batch is durable."""
         # One agent's operations always go to the same writer, so they stay in order.
@@ -106,7 +121,11 @@ class ServerState:
                 stored: DecisionDict = json.loads(record.result_json)
                 return stored
             decision = engine.request(
-                agent_id, body["tool"], body.get("input"), body.get("cost")
+                agent_id,
+                body["tool"],
+                body.get("input"),
+                body.get("cost"),
+                approval_reason=body.get("approval_reason"),
             ).to_dict()
             now = engine.clock()
             tx.idem_put(

@@ -1,13 +1,16 @@
 """Request bodies in, JSON out: size-limited reads, field validation with clear 400s, errors.
 
 Bodies are validated against the same field rules the OpenAPI document states (``openapi.py``):
-an object, every required field present, every field of its type, nothing unknown.
+an object, every required field present, every field of its type, nothing unknown; and, at any
+depth, no integer beyond what Lineage's server holds (``-2**63``-``2**64-1``), no non-finite
+number and no lone surrogate: each is a 400 naming the field (``input.items[2].qty``).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +18,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from guardkit._canonical import json_problem, visible
 from guardkit.errors import InvalidInput, PayloadTooLarge
 
 __all__ = ["Field", "error_response", "json_response", "read_body", "validate"]
@@ -31,10 +35,13 @@ def json_response(value: Any, status: int = 200) -> Response:
 
 
 def error_response(status: int, code: str, message: str) -> Response:
-    response = json_response({"error": message, "code": code}, status)
+    response = json_response({"error": visible(message), "code": code}, status)
     if status == 401:
         response.headers["www-authenticate"] = 'Bearer realm="guardkit"'
     return response
+
+
+_SUSPECT = re.compile(rb"\d{20}|[eE][+-]?\d{3}|\\u[dD][89abcdefABCDEF]")
 
 
 def _reject_constant(name: str) -> Any:
@@ -57,9 +64,16 @@ async def read_body(request: Request, limit: int) -> Any:
     if not raw.strip():
         return None
     try:
-        return json.loads(raw, parse_constant=_reject_constant)
+        body = json.loads(raw, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
         raise InvalidInput(f"request body is not valid JSON: {exc}") from None
+    if _SUSPECT.search(raw):
+        # Only a body that might hold one pays for the walk: a long run of digits (an integer
+        # beyond Lineage's u64/i64), a large exponent (a float that overflows), a surrogate escape.
+        found = json_problem(body, "")
+        if found is not None:
+            raise InvalidInput(f"field '{found[0]}' {found[1]}")
+    return body
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,24 +6,40 @@ from typing import Any
 
 from guardkit.errors import StoreError
 from guardkit.protocols import IdemRecord
-from guardkit.store.base import ActionRow, AgentState, Store, Transaction
-from guardkit.store.chain import Record, Signer
+from guardkit.store.base import Store, Transaction
+from guardkit.store.chain import Checkpoint, Record, Signer, fingerprint
+from guardkit.store.export import verify_export
+from guardkit.store.state import ActionRow, AgentState
 
 __all__ = [
     "ActionRow",
     "AgentState",
+    "Checkpoint",
     "IdemRecord",
     "Record",
     "Signer",
     "Store",
     "StoreError",
     "Transaction",
+    "fingerprint",
     "open_store",
+    "verify_export",
 ]
 
 
-def open_store(url: str | Store, *, signing_key: Any = None, durability: str = "full") -> Store:
-    """Open ``":memory:"`` (in-process), a SQLite path, ``sqlite:///PATH`` or ``postgresql://``."""
+def open_store(
+    url: str | Store,
+    *,
+    signing_key: Any = None,
+    public_key: Any = None,
+    durability: str = "full",
+) -> Store:
+    """Open ``":memory:"`` (in-process), a SQLite path, ``sqlite:///PATH`` or ``postgresql://``.
+
+    ``signing_key`` signs new records and pins its own public key; ``public_key`` (hex, raw
+    bytes or a file holding the hex) pins a key without signing: every ledger must then be
+    signed by it, and one signed by any other key is quarantined when it is opened.
+    """
     if isinstance(url, Store):
         return url
     signer = Signer(signing_key) if signing_key is not None else None
@@ -34,15 +50,15 @@ def open_store(url: str | Store, *, signing_key: Any = None, durability: str = "
             raise StoreError(
                 "the PostgreSQL store needs psycopg: pip install 'guardkit[postgres]'"
             ) from exc
-        store: Store = PostgresStore(url, signer=signer)
+        store: Store = PostgresStore(url, signer=signer, public_key=public_key)
         return store
     if url == ":memory:":
         from guardkit.store.memory import MemoryStore
 
-        return MemoryStore(signer=signer)
+        return MemoryStore(signer=signer, public_key=public_key)
     from guardkit.store.sqlite import SQLiteStore
 
     # sqlite:///:memory: is SQLite's own in-memory database; sqlite:///relative.db and
     # sqlite:////absolute/path.db are spelt as SQLAlchemy spells them.
     path = url.removeprefix("sqlite:///")
-    return SQLiteStore(path, signer=signer, durability=durability)
+    return SQLiteStore(path, signer=signer, public_key=public_key, durability=durability)

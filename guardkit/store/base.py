@@ -1,316 +1,89 @@
-"""The store contract: materialised agent state and an append-only, hash-chained ledger.
+"""The store contract: an append-only, hash-chained ledger per agent, and what it proves.
 
-Backends implement a handful of small primitives on a transaction (load and save an agent row,
-write a record, read and write action rows, scars, consumptions and idempotency records); this
-module does the shared work once: sequencing, hashing and signing records, tracking which agents
-a transaction touched, and folding a ledger back into state to verify it.
+Nothing the guard decides on is read from a table and trusted. An agent's state is the fold of
+its ledger (``guardkit.store.fold``): replayed and checked against the chain when a process
+first needs the agent, then kept current by folding each record as it is appended, by this
+process or (checked record by record) by another one. That state holds every action's status,
+so approve, reject, report and consume decide on verified facts alone. An action's content (its
+tool, input and cost, who approved it, why it was denied) is read from its records, each checked
+(hash, signature, actor, the action it names, agreement with the status) where it is used. A
+check that fails quarantines the agent (``LedgerTampered``) while the others keep working.
+
+Backends implement a handful of primitives on a transaction (the head of a ledger, its records
+after a seq, writing records, agent rows, meta and idempotency rows); this module does the rest
+once.
 """
 
 from __future__ import annotations
 
 import abc
-import json
+import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from guardkit._canonical import canonical_json
-from guardkit.decisions import Action, ActionStatusName, OutcomeName, Reason, Scar
-from guardkit.errors import StoreError
-from guardkit.policy import Policy
+from guardkit.errors import LedgerTampered, NotFound, StoreError
 from guardkit.protocols import IdemRecord
-from guardkit.store.chain import GENESIS_PREV, Record, Signer, format_timestamp, seal
+from guardkit.store.actions import read_action
+from guardkit.store.chain import (
+    Record,
+    Signer,
+    fingerprint,
+    parse_timestamp,
+    public_key_hex,
+    record_hash,
+    stamp,
+)
+from guardkit.store.fold import AGENT_HANDLERS, LedgerInvalid, apply_action
+from guardkit.store.replay import Replay, record_action
+from guardkit.store.seals import Seals
+from guardkit.store.state import (
+    CONSUMED,
+    ActionRow,
+    AgentState,
+)
 
 __all__ = ["ActionRow", "AgentState", "Store", "Transaction"]
 
-
-@dataclass(slots=True, kw_only=True)
-class AgentState:
-    """The materialised state of one agent, loaded and locked inside a transaction."""
-
-    agent_id: str
-    policy: Policy
-    parent_id: str | None = None
-    public_key: str | None = None
-    spent: int = 0
-    scar_score: int = 0
-    alive: bool = True
-    termination_reason: str | None = None
-    #: Number of the last action id handed out (``act-N``).
-    next_action: int = 0
-    head_seq: int = -1
-    head_hash: str = GENESIS_PREV
-    actions_allowed: int = 0
-    actions_denied: int = 0
-    actions_pending: int = 0
-    tool_counts: dict[str, int] = field(default_factory=dict)
-    #: When the newest allowed actions were allowed (at most the rate limit's max_actions).
-    recent_allowed: list[float] = field(default_factory=list)
-    #: ``{seq, severity, reason, action_id}`` for every scar, oldest first.
-    scars: list[Scar] = field(default_factory=list)
-    created_at: float = 0.0
-    dirty: bool = False
-
-    @property
-    def remaining(self) -> int:
-        return self.policy.budget - self.spent
-
-    def copy(self) -> AgentState:
-        """An independent copy (``dataclasses.replace`` costs ten times as much)."""
-        return AgentState(
-            agent_id=self.agent_id,
-            policy=self.policy,
-            parent_id=self.parent_id,
-            public_key=self.public_key,
-            spent=self.spent,
-            scar_score=self.scar_score,
-            alive=self.alive,
-            termination_reason=self.termination_reason,
-            next_action=self.next_action,
-            head_seq=self.head_seq,
-            head_hash=self.head_hash,
-            actions_allowed=self.actions_allowed,
-            actions_denied=self.actions_denied,
-            actions_pending=self.actions_pending,
-            tool_counts=dict(self.tool_counts),
-            recent_allowed=list(self.recent_allowed),
-            scars=list(self.scars),
-            created_at=self.created_at,
-            dirty=self.dirty,
-        )
-
-
-@dataclass(slots=True, kw_only=True)
-class ActionRow:
-    """The materialised state of one action."""
-
-    agent_id: str
-    number: int
-    tool: str
-    input_json: str
-    input_sha256: str
-    cost: int
-    status: str
-    requested_at: float
-    requested_seq: int
-    outcome: str | None = None
-    reason: Reason | None = None
-    allowed_at: float | None = None
-    approved_by: str | None = None
-    #: Whether the row exists in the store yet (set by the backend).
-    stored: bool = False
-
-    @property
-    def action_id(self) -> str:
-        return f"act-{self.number}"
-
-    def copy(self) -> ActionRow:
-        return ActionRow(
-            agent_id=self.agent_id,
-            number=self.number,
-            tool=self.tool,
-            input_json=self.input_json,
-            input_sha256=self.input_sha256,
-            cost=self.cost,
-            status=self.status,
-            requested_at=self.requested_at,
-            requested_seq=self.requested_seq,
-            outcome=self.outcome,
-            reason=self.reason,
-            allowed_at=self.allowed_at,
-            approved_by=self.approved_by,
-            stored=self.stored,
-        )
-
-    def to_dict(self) -> Action:
-        """Lineage's action shape, plus guardkit's ``input_sha256``, ``reason``, ``approved_by``."""
-        return {
-            "action_id": self.action_id,
-            "tool": self.tool,
-            "input": json.loads(self.input_json),
-            "cost": self.cost,
-            "status": cast(ActionStatusName, self.status),
-            "outcome": cast(OutcomeName | None, self.outcome),
-            "input_sha256": self.input_sha256,
-            "reason": self.reason,
-            "approved_by": self.approved_by,
-        }
-
-
-class Transaction(abc.ABC):
-    """One atomic unit of work; every change is committed together or not at all."""
-
-    def __init__(self, signer: Signer | None) -> None:
-        self._signer = signer
-        self._loaded: dict[str, AgentState] = {}
-        # Writes are buffered and flushed together at commit: one statement per table.
-        self._records: list[tuple[str, Record]] = []
-        self._actions: dict[tuple[str, int], ActionRow] = {}
-        # Every record of one operation shares its clock reading; format it once.
-        self._stamp: tuple[float, str] = (-1.0, "")
-
-    # -- shared work ---------------------------------------------------------------------------
-
-    def agent(self, agent_id: str) -> AgentState:
-        """Load (and, in a write transaction, lock) an agent; raises ``NotFound``."""
-        state = self._loaded.get(agent_id)
-        if state is None:
-            state = self._load_agent(agent_id)
-            self._loaded[agent_id] = state
-        return state
-
-    def create(self, state: AgentState, now: float) -> None:
-        """Insert a new agent and write its genesis and policy records."""
-        self._insert_agent(state)
-        self._loaded[state.agent_id] = state
-        self.append(
-            state, "genesis", {"log_id": state.agent_id, "public_key": state.public_key}, now
-        )
-        self.append(state, "policy", {"policy": state.policy.to_dict()}, now)
-
-    def append(
-        self,
-        state: AgentState,
-        kind: str,
-        payload: dict[str, Any] | None,
-        now: float,
-        *,
-        payload_json: str | None = None,
-    ) -> Record:
-        """Chain a new record onto the agent's ledger."""
-        if state.public_key is not None and (
-            self._signer is None or self._signer.public_key != state.public_key
-        ):
-            raise StoreError(
-                f"agent {state.agent_id!r} has a signed ledger; open the store with its "
-                "signing key to append to it"
-            )
-        text = payload_json if payload_json is not None else canonical_json(payload)
-        if now != self._stamp[0]:
-            self._stamp = (now, format_timestamp(now))
-        record = seal(
-            seq=state.head_seq + 1,
-            timestamp=self._stamp[1],
-            actor=state.agent_id,
-            kind=kind,
-            payload_json=text,
-            prev_hash=state.head_hash,
-            signer=self._signer if state.public_key is not None else None,
-        )
-        self._records.append((state.agent_id, record))
-        state.head_seq = record.seq
-        state.head_hash = record.hash
-        state.dirty = True
-        return record
-
-    def put_action(self, row: ActionRow) -> None:
-        """Insert or update an action row (written at commit)."""
-        self._actions[(row.agent_id, row.number)] = row
-
-    def get_action(self, agent_id: str, number: int) -> ActionRow | None:
-        row = self._actions.get((agent_id, number))
-        return row if row is not None else self._read_action(agent_id, number)
-
-    def pending_actions(self, agent_id: str) -> list[ActionRow]:
-        """The agent's pending actions, oldest first."""
-        self._flush_actions()
-        return self._pending_actions(agent_id)
-
-    def records(
-        self, agent_id: str, after: int | None = None, limit: int | None = None
-    ) -> list[Record]:
-        """Committed records of an agent with ``seq > after``, oldest first."""
-        return self._read_records(agent_id, after, limit)
-
-    def flush(self) -> None:
-        """Write everything this transaction changed (called just before commit)."""
-        if self._records:
-            self._write_records(self._records)
-            self._records = []
-        self._flush_actions()
-        for state in self._loaded.values():
-            if state.dirty:
-                self._save_agent(state)
-                state.dirty = False
-
-    def _flush_actions(self) -> None:
-        if self._actions:
-            self._write_actions(list(self._actions.values()))
-            for row in self._actions.values():
-                row.stored = True
-            self._actions = {}
-
-    # -- backend primitives --------------------------------------------------------------------
-
-    @abc.abstractmethod
-    def _load_agent(self, agent_id: str) -> AgentState: ...
-
-    @abc.abstractmethod
-    def _insert_agent(self, state: AgentState) -> None: ...
-
-    @abc.abstractmethod
-    def _save_agent(self, state: AgentState) -> None: ...
-
-    @abc.abstractmethod
-    def _write_records(self, records: list[tuple[str, Record]]) -> None: ...
-
-    @abc.abstractmethod
-    def _write_actions(self, rows: list[ActionRow]) -> None:
-        """Insert the rows not ``stored`` yet, update the others."""
-
-    @abc.abstractmethod
-    def agent_exists(self, agent_id: str) -> bool: ...
-
-    @abc.abstractmethod
-    def agent_ids(self) -> list[str]: ...
-
-    @abc.abstractmethod
-    def children(self, agent_id: str) -> list[str]: ...
-
-    @abc.abstractmethod
-    def _read_records(
-        self, agent_id: str, after: int | None, limit: int | None
-    ) -> list[Record]: ...
-
-    @abc.abstractmethod
-    def _read_action(self, agent_id: str, number: int) -> ActionRow | None: ...
-
-    @abc.abstractmethod
-    def _pending_actions(self, agent_id: str) -> list[ActionRow]: ...
-
-    @abc.abstractmethod
-    def insert_consumption(self, agent_id: str, action_id: str, by: str, at: float) -> bool:
-        """Record that a backend consumed an action; False if it was consumed before."""
-
-    @abc.abstractmethod
-    def get_meta(self, key: str) -> str | None: ...
-
-    @abc.abstractmethod
-    def set_meta(self, key: str, value: str) -> None: ...
-
-    @abc.abstractmethod
-    def idem_get(self, key: str) -> IdemRecord | None: ...
-
-    @abc.abstractmethod
-    def idem_put(self, record: IdemRecord) -> None:
-        """Insert or replace the idempotency record for ``record.key``."""
-
-    @abc.abstractmethod
-    def idem_delete(self, key: str) -> None: ...
+_BATCH = 5000
+#: A named tuple made without its generated ``__new__`` (a Python call per record otherwise).
+_new_record: Any = tuple.__new__
 
 
 class Store(abc.ABC):
-    """A durable ledger and the state materialised from it."""
+    """A durable ledger, and the verified state of every agent this process has seen."""
 
     #: A human-readable location (path or URL) for messages.
     location: str = ""
     #: Whether a transaction may wait on a disk or the network (async callers then run it in a
     #: worker thread); False only for the in-process memory store.
     blocks: bool = True
+    #: Whether transactions on different agents run at once (then agents are locked in-process).
+    parallel_writers: bool = False
+    _MAX_ACTIONS = 4096
 
-    def __init__(self, signer: Signer | None = None) -> None:
+    def __init__(self, signer: Signer | None = None, *, public_key: Any = None) -> None:
         self.signer = signer
+        pinned = public_key_hex(public_key) if public_key is not None else None
+        if signer is not None and pinned is not None and pinned != signer.public_key:
+            raise StoreError(
+                f"the signing key's public key is {fingerprint(signer.public_key)}, but "
+                f"public_key= pins {fingerprint(pinned)}: pass the matching pair"
+            )
+        #: The key every signed ledger must be signed with (None: each ledger's own genesis key).
+        self.trusted_key: str | None = pinned
+        if pinned is None and signer is not None:
+            self.trusted_key = signer.public_key
+        #: Agents whose ledger failed a check, with the reason.
+        self.quarantined: dict[str, str] = {}
+        #: Verified state of every agent loaded so far (the committed state, outside a write).
+        self.states: dict[str, AgentState] = {}
+        #: Recently used action rows, verified.
+        self.actions: dict[tuple[str, int], ActionRow] = {}
+        self.seals = Seals(signer)
+        self._agent_locks: dict[str, threading.Lock] = {}
+        self._locks_lock = threading.Lock()
 
     @abc.abstractmethod
     def transaction(self, *, write: bool = True) -> AbstractContextManager[Transaction]:
@@ -319,7 +92,7 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None: ...
 
-    def iter_records(self, agent_id: str, batch: int = 5000) -> Iterator[Record]:
+    def iter_records(self, agent_id: str, batch: int = _BATCH) -> Iterator[Record]:
         after: int | None = None
         while True:
             with self.transaction(write=False) as tx:
@@ -328,3 +101,439 @@ class Store(abc.ABC):
             if len(chunk) < batch:
                 return
             after = chunk[-1].seq
+
+    def quarantine(self, agent_id: str, why: str) -> LedgerTampered:
+        """Refuse the agent from now on; returns the error to raise."""
+        self.quarantined[agent_id] = why
+        self.states.pop(agent_id, None)
+        for key in [k for k in self.actions if k[0] == agent_id]:
+            del self.actions[key]
+        return LedgerTampered(why)
+
+    def keep_action(self, row: ActionRow) -> None:
+        self.actions[(row.agent_id, row.number)] = row
+        if len(self.actions) > self._MAX_ACTIONS:
+            self.trim_actions()
+
+    def trim_actions(self) -> None:
+        """Forget the older half of the action rows kept in memory."""
+        for key in list(self.actions)[: len(self.actions) - self._MAX_ACTIONS // 2]:
+            del self.actions[key]
+
+    def agent_lock(self, agent_id: str) -> threading.Lock:
+        with self._locks_lock:
+            lock = self._agent_locks.get(agent_id)
+            if lock is None:
+                lock = self._agent_locks[agent_id] = threading.Lock()
+            return lock
+
+
+class Transaction(abc.ABC):
+    """One atomic unit of work; every change is committed together or not at all."""
+
+    __slots__ = (
+        "_building",
+        "_held",
+        "_loaded",
+        "_records",
+        "_stamp",
+        "_touched",
+        "changes",
+        "store",
+        "write",
+    )
+
+    def __init__(self, store: Store, *, write: bool) -> None:
+        self.store = store
+        self.write = write
+        self._loaded: dict[str, AgentState] = {}
+        # Records are buffered and written together just before commit.
+        self._records: list[tuple[str, Record, int]] = []
+        self._touched: set[tuple[str, int]] = set()
+        # Agent locks held (stores with parallel writers), and agents being rebuilt: both rare,
+        # so made when first needed.
+        self._held: list[threading.Lock] | None = None
+        self._building: set[str] | None = None
+        #: Writes so far (group commit uses it to tell a clean failure from a dirty one).
+        self.changes = 0
+        # Every record of one operation shares its clock reading; format it once.
+        self._stamp: tuple[float, str, float] = (-1.0, "", 0.0)
+
+    # -- agents --------------------------------------------------------------------------------
+
+    def agent(self, agent_id: str) -> AgentState:
+        """The agent's verified state (locked in a write transaction); raises ``NotFound``."""
+        state = self._loaded.get(agent_id)
+        if state is not None:
+            return state
+        store = self.store
+        why = store.quarantined.get(agent_id)
+        if why is not None:
+            raise LedgerTampered(why)
+        if not store.parallel_writers:
+            state = store.states.get(agent_id)
+            if state is None or not self._fresh(agent_id):
+                state = self._current(agent_id, state, self._head(agent_id))
+            self._loaded[agent_id] = state
+            return state
+        # Transactions on different agents run at once: the database locks the agent's row
+        # (in ``_head``, for a write) and a lock in this process keeps readers from seeing a
+        # write half done; a reader copies the state and lets go at once.
+        head = self._head(agent_id)
+        lock = store.agent_lock(agent_id)
+        lock.acquire()
+        if self.write:
+            self._held = [*(self._held or ()), lock]
+        try:
+            state = self._current(agent_id, store.states.get(agent_id), head)
+            if not self.write:
+                state = state.copy()
+        finally:
+            if not self.write:
+                lock.release()
+        self._loaded[agent_id] = state
+        return state
+
+    def _current(
+        self, agent_id: str, state: AgentState | None, head: tuple[int, str] | None
+    ) -> AgentState:
+        """The verified state as of ``head`` (the database's newest record of the agent)."""
+        if head is None:
+            if state is not None:
+                raise self.store.quarantine(
+                    agent_id, f"the records of agent {agent_id!r} were deleted"
+                )
+            raise NotFound(f"unknown agent {agent_id!r}")
+        try:
+            if state is None:
+                state = self._rebuild(agent_id)
+            elif head != (state.head_seq, state.head_hash):
+                self._catch_up(state, head)
+        except LedgerInvalid as exc:
+            raise self.store.quarantine(agent_id, str(exc)) from None
+        self._checked(agent_id)
+        self.store.states[agent_id] = state
+        return state
+
+    def _rebuild(self, agent_id: str) -> AgentState:
+        """Replay the agent's whole ledger and check its row against it."""
+        if self._building is None:
+            self._building = set()
+        if agent_id in self._building:
+            raise LedgerInvalid(f"agent {agent_id!r} is its own ancestor")
+        self._building.add(agent_id)
+        try:
+            row = self._agent_row(agent_id)
+            if row is None:
+                raise NotFound(f"unknown agent {agent_id!r}")
+            replay = Replay(agent_id, self.store.trusted_key)
+            after: int | None = None
+            while True:
+                chunk = self._read_rows(agent_id, after, _BATCH)
+                for record, requested in chunk:
+                    replay.feed(record, requested)
+                if len(chunk) < _BATCH:
+                    break
+                after = chunk[-1][0].seq
+            state = replay.finish()
+            self._check_row(state, *row)
+            return state
+        finally:
+            self._building.discard(agent_id)
+
+    def _check_row(
+        self, state: AgentState, parent_id: str | None, policy: str, public_key: str | None
+    ) -> None:
+        who = state.agent_id
+        if policy != canonical_json(state.policy.to_dict()):
+            raise LedgerInvalid(f"the stored policy of {who!r} is not the one its ledger records")
+        if public_key != state.public_key:
+            raise LedgerInvalid(f"the stored public key of {who!r} is not its genesis key")
+        if parent_id is not None:
+            try:
+                parent = self.agent(parent_id)
+            except (NotFound, LedgerTampered) as exc:
+                raise LedgerInvalid(f"the parent of {who!r} does not verify: {exc}") from None
+            if who not in parent.children:
+                raise LedgerInvalid(f"{parent_id!r}'s ledger never spawned {who!r}")
+        for child in state.children:
+            child_row = self._agent_row(child)
+            if child_row is not None and child_row[0] != who:
+                # The child's row was edited (a child freed of its parent escapes its cascade):
+                # the child is refused, the parent's own ledger is sound.
+                self.store.quarantine(
+                    child, f"the row of {child!r} does not name {who!r}, whose ledger spawned it"
+                )
+        state.parent_id = parent_id
+
+    def _catch_up(self, state: AgentState, head: tuple[int, str]) -> None:
+        """Fold in the records another process appended since this one last saw the agent."""
+        seq, digest = head
+        if seq <= state.head_seq:
+            raise LedgerInvalid(
+                f"the ledger of {state.agent_id!r} now ends at seq {seq} with another hash "
+                f"than the seq {state.head_seq} this guard verified: records were cut off or "
+                "rewritten"
+            )
+        replay = Replay(state.agent_id, self.store.trusted_key, state=state)
+        for record, requested in self._read_rows(state.agent_id, state.head_seq, None):
+            payload = replay.feed(record, requested)
+            number = record_action(record.kind, payload)
+            if number is not None:
+                self._fold_cached(state.agent_id, number, record, payload)
+        replay.finish()
+        if state.head_seq < seq or (state.head_seq == seq and state.head_hash != digest):
+            raise LedgerInvalid(f"the ledger of {state.agent_id!r} changed while it was read")
+
+    def _fold_cached(self, agent_id: str, number: int, record: Record, payload: Any) -> None:
+        key = (agent_id, number)
+        row = self.store.actions.get(key)
+        if row is None and record.kind != "action_requested":
+            return
+        epoch = parse_timestamp(record.timestamp)
+        row = apply_action(row, agent_id, number, record.seq, record.kind, payload, epoch)
+        self.store.keep_action(row)
+
+    def create(self, state: AgentState, now: float) -> None:
+        """Insert a new agent and write its genesis and policy records."""
+        policy = state.policy.to_dict()
+        self._insert_agent(
+            state.agent_id, state.parent_id, canonical_json(policy), state.public_key
+        )
+        self._loaded[state.agent_id] = state
+        self.store.states[state.agent_id] = state
+        self._checked(state.agent_id)
+        genesis = {"log_id": state.agent_id, "public_key": state.public_key}
+        for kind, text in (("genesis", genesis), ("policy", {"policy": policy})):
+            self._records.append(
+                (state.agent_id, self._seal(state, kind, canonical_json(text), now), 0)
+            )
+
+    def append(
+        self,
+        state: AgentState,
+        kind: str,
+        payload: dict[str, Any],
+        now: float,
+        *,
+        payload_json: str | None = None,
+        action: int | None = None,
+    ) -> Record:
+        """Chain a new record onto the agent's ledger and fold it into state (and its action).
+
+        ``payload_json`` is the payload's canonical text when the caller already has it;
+        ``action`` the number of the action the record is about (read from the payload if not
+        given).
+        """
+        text = payload_json if payload_json is not None else canonical_json(payload)
+        if action is None:
+            action = record_action(kind, payload)
+        record = self._seal(state, kind, text, now)
+        epoch = self._stamp[2]
+        # fold.apply, spelt out: this runs for every record a decision writes.
+        handler = AGENT_HANDLERS.get(kind)
+        if handler is None:
+            raise LedgerInvalid(f"{kind!r} record at seq {record.seq}")
+        handler(state, record.seq, payload, epoch, action)
+        self._records.append((state.agent_id, record, state.next_action))
+        if action is not None:
+            # Action rows are built when an action is read (its status, which decisions need,
+            # is in the state); one already built is kept current.
+            key = (state.agent_id, action)
+            row = self.store.actions.get(key)
+            if row is not None:
+                apply_action(row, state.agent_id, action, record.seq, kind, payload, epoch)
+                self._touched.add(key)
+        return record
+
+    def _seal(self, state: AgentState, kind: str, text: str, now: float) -> Record:
+        if state.public_key is not None:
+            signer = self.store.signer
+            if signer is None or signer.public_key != state.public_key:
+                raise StoreError(
+                    f"agent {state.agent_id!r} has a ledger signed by key "
+                    f"{fingerprint(state.public_key)}; open the store with that signing key to "
+                    "append to it"
+                )
+        else:
+            signer = None
+        if now != self._stamp[0]:
+            self._stamp = (now, *stamp(now))
+        timestamp, prev, seq = self._stamp[1], state.head_hash, state.head_seq + 1
+        digest = record_hash(seq, timestamp, state.agent_id, kind, text, prev)
+        signature = None if signer is None else signer.sign(digest)
+        record: Record = _new_record(
+            Record, (seq, timestamp, state.agent_id, kind, text, prev, digest, signature)
+        )
+        state.head_seq = seq
+        state.head_hash = digest
+        state.dirty = True
+        self.changes += 1
+        return record
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def get_action(self, agent_id: str, number: int) -> ActionRow | None:
+        """The action as its records say; None if the agent never requested it."""
+        state = self.agent(agent_id)
+        if not 0 < number < len(state.statuses):
+            return None
+        row = self.store.actions.get((agent_id, number))
+        if row is None:
+            try:
+                row = read_action(self, state, number)
+            except LedgerInvalid as exc:
+                raise self.store.quarantine(agent_id, str(exc)) from None
+            self.store.keep_action(row)
+        return row
+
+    def pending_actions(self, agent_id: str) -> list[ActionRow]:
+        """The agent's pending actions, oldest first."""
+        state = self.agent(agent_id)
+        rows = (self.get_action(agent_id, n) for n, a in sorted(state.open.items()) if a.pending)
+        return [row for row in rows if row is not None]
+
+    def consumed(self, agent_id: str, number: int) -> bool:
+        """Whether a backend consumed the action (ledger, or a consumption before schema 2)."""
+        state = self.agent(agent_id)
+        if 0 < number < len(state.statuses) and state.statuses[number] & CONSUMED:
+            return True
+        return self._legacy_consumed(agent_id, f"act-{number}")
+
+    def records(
+        self, agent_id: str, after: int | None = None, limit: int | None = None
+    ) -> list[Record]:
+        """Committed records of an agent with ``seq > after``, oldest first (as stored)."""
+        return [record for record, _ in self._read_rows(agent_id, after, limit)]
+
+    def prefetch(self, agent_ids: list[str]) -> None:  # noqa: B027 - a hint, most stores ignore it
+        """The agents a batch of operations will write (group commit): a store may lock them and
+        read their heads in one go instead of one by one."""
+
+    def head(self, agent_id: str) -> tuple[int, str] | None:
+        """``(seq, hash)`` of the agent's newest stored record; None if there is no such agent."""
+        return self._head(agent_id)
+
+    def public_key(self, agent_id: str) -> str | None:
+        """The public key the agent's row names (checked against its genesis when loaded)."""
+        row = self._agent_row(agent_id)
+        return None if row is None else row[2]
+
+    # -- idempotency records (sealed) -----------------------------------------------------------
+
+    def idem_get(self, key: str) -> IdemRecord | None:
+        found = self._idem_read(key)
+        if found is None:
+            return None
+        record, mark = found
+        problem = self.store.seals.problem(record, mark)
+        if problem is not None:
+            if record.agent_id is not None:
+                raise self.store.quarantine(record.agent_id, problem)
+            raise LedgerTampered(problem)
+        return record
+
+    def idem_put(self, record: IdemRecord) -> None:
+        """Insert or replace the idempotency record for ``record.key``."""
+        self.changes += 1
+        self._idem_write(record, self.store.seals.seal(record))
+
+    def idem_delete(self, key: str) -> None:
+        self.changes += 1
+        self._idem_remove(key)
+
+    # -- commit and rollback -------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Write everything this transaction changed (called just before commit)."""
+        if self._records:
+            self._write_records(self._records)
+            self._records = []
+
+    def committed(self) -> None:
+        """The commit succeeded: the states it changed are now the committed ones."""
+        for state in self._loaded.values():
+            state.dirty = False
+        if self._held:
+            self._release()
+
+    def aborted(self) -> None:
+        """The transaction rolled back: forget every state and action it changed in memory."""
+        store = self.store
+        for agent_id, state in self._loaded.items():
+            if state.dirty and store.states.get(agent_id) is state:
+                del store.states[agent_id]
+        for key in self._touched:
+            store.actions.pop(key, None)
+        self._release()
+
+    def _release(self) -> None:
+        for lock in self._held or ():
+            lock.release()
+        self._held = None
+
+    # -- backend primitives --------------------------------------------------------------------
+
+    def _fresh(self, agent_id: str) -> bool:
+        """Whether the cached state is known current without asking the database."""
+        return False
+
+    def _checked(self, agent_id: str) -> None:  # noqa: B027 - most backends have nothing to note
+        """The cached state was just reconciled with the database."""
+
+    @abc.abstractmethod
+    def _head(self, agent_id: str) -> tuple[int, str] | None:
+        """``(seq, hash)`` of the agent's newest record (a write transaction also locks the
+        agent against other writers); None if there is no such agent."""
+
+    @abc.abstractmethod
+    def _agent_row(self, agent_id: str) -> tuple[str | None, str, str | None] | None:
+        """``(parent_id, policy, public_key)`` of the agent's row, or None."""
+
+    @abc.abstractmethod
+    def _insert_agent(
+        self, agent_id: str, parent_id: str | None, policy: str, public_key: str | None
+    ) -> None:
+        """Insert the agent's row; ``AgentExists`` if there is one."""
+
+    @abc.abstractmethod
+    def agent_exists(self, agent_id: str) -> bool: ...
+
+    @abc.abstractmethod
+    def agent_ids(self) -> list[str]: ...
+
+    @abc.abstractmethod
+    def ledger_ids(self) -> set[str]:
+        """Every agent id that has records (an agent whose row is gone still has its ledger)."""
+
+    @abc.abstractmethod
+    def _read_rows(
+        self, agent_id: str, after: int | None, limit: int | None
+    ) -> list[tuple[Record, int]]:
+        """Records with ``seq > after`` (all if None), oldest first, with their request count."""
+
+    @abc.abstractmethod
+    def _requested_at(self, agent_id: str, seq: int) -> int | None:
+        """The stored count of requests up to record ``seq`` (None: no such record)."""
+
+    @abc.abstractmethod
+    def _write_records(self, records: list[tuple[str, Record, int]]) -> None:
+        """Insert ``(agent_id, record, requests counted up to it)`` rows."""
+
+    @abc.abstractmethod
+    def _legacy_consumed(self, agent_id: str, action_id: str) -> bool: ...
+
+    @abc.abstractmethod
+    def get_meta(self, key: str) -> str | None: ...
+
+    @abc.abstractmethod
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    @abc.abstractmethod
+    def _idem_read(self, key: str) -> tuple[IdemRecord, str | None] | None: ...
+
+    @abc.abstractmethod
+    def _idem_write(self, record: IdemRecord, seal: str) -> None: ...
+
+    @abc.abstractmethod
+    def _idem_remove(self, key: str) -> None: ...

@@ -1,9 +1,9 @@
 """In-process store for ``":memory:"``: the same contract as SQLite, held in Python objects.
 
 Nothing survives the process, so there is nothing to fsync and no other process to coordinate
-with; what is left is atomicity. A transaction works on copies of the agent states and action
-rows it touches and stages its other writes; they replace the committed objects only when the
-transaction ends without an exception (all in memory, so the commit itself cannot fail).
+with; what is left is atomicity. A transaction stages its writes (records, agent rows, meta and
+idempotency records) and applies them when it ends without an exception; the verified states it
+changed in memory are dropped on a rollback and rebuilt from the committed records.
 """
 
 from __future__ import annotations
@@ -11,14 +11,12 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-from guardkit.errors import NotFound
+from guardkit.errors import AgentExists
 from guardkit.protocols import IdemRecord
-from guardkit.store.base import ActionRow, AgentState, Store, Transaction
-from guardkit.store.chain import Record, Signer
+from guardkit.store.base import Store, Transaction
+from guardkit.store.chain import GENESIS_PREV, Record, Signer
 
 __all__ = ["MemoryStore"]
 
@@ -27,13 +25,12 @@ class _Tables:
     """The committed data."""
 
     def __init__(self) -> None:
-        self.agents: dict[str, AgentState] = {}
-        self.records: dict[str, list[Record]] = {}
-        self.actions: dict[tuple[str, int], ActionRow] = {}
-        self.pending: dict[str, set[int]] = {}
-        self.consumed: set[tuple[str, str]] = set()
+        #: agent id -> (parent_id, policy, public_key)
+        self.agents: dict[str, tuple[str | None, str, str | None]] = {}
+        #: agent id -> its records, each with the count of requests up to it
+        self.records: dict[str, list[tuple[Record, int]]] = {}
         self.meta: dict[str, str] = {}
-        self.idem: dict[str, IdemRecord] = {}
+        self.idem: dict[str, tuple[IdemRecord, str]] = {}
 
 
 _DELETED: Any = object()
@@ -45,68 +42,81 @@ class MemoryStore(Store):
     location = ":memory:"
     blocks = False
 
-    def __init__(self, *, signer: Signer | None = None) -> None:
-        super().__init__(signer)
+    def __init__(self, *, signer: Signer | None = None, public_key: Any = None) -> None:
+        super().__init__(signer, public_key=public_key)
         self._mutex = threading.RLock()
         self._tables = _Tables()
 
-    @contextmanager
-    def transaction(self, *, write: bool = True) -> Iterator[Transaction]:
-        with self._mutex:
-            tx = _MemoryTransaction(self._tables, self.signer)
-            yield tx
-            if write:
-                tx.flush()
-                tx.commit()
+    def transaction(self, *, write: bool = True) -> _MemoryTransaction:
+        return _MemoryTransaction(self, self._tables, write=write)
 
     def close(self) -> None:
         """Nothing to release; the data lives as long as the object."""
 
 
 class _MemoryTransaction(Transaction):
-    def __init__(self, tables: _Tables, signer: Signer | None) -> None:
-        super().__init__(signer)
-        self._t = tables
-        self._agents: dict[str, AgentState] = {}
-        self._records_out: list[tuple[str, Record]] = []
-        self._actions_out: list[ActionRow] = []
-        self._consumed: set[tuple[str, str]] = set()
-        self._meta: dict[str, str] = {}
-        self._idem: dict[str, IdemRecord] = {}
+    __slots__ = ("_agents", "_idem", "_meta", "_out", "_t")
 
-    def commit(self) -> None:
+    def __init__(self, store: MemoryStore, tables: _Tables, *, write: bool) -> None:
+        super().__init__(store, write=write)
+        self._t = tables
+        self._agents: dict[str, tuple[str | None, str, str | None]] = {}
+        self._out: list[tuple[str, Record, int]] = []
+        self._meta: dict[str, str] = {}
+        self._idem: dict[str, Any] = {}
+
+    # The transaction is its own ``with`` block (one object less on the hot path).
+
+    def __enter__(self) -> _MemoryTransaction:
+        self.store._mutex.acquire()  # type: ignore[attr-defined]
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        try:
+            if kind is not None:
+                self.aborted()
+                return
+            if self.write:
+                self.flush()
+                self.apply()
+            self.committed()
+        finally:
+            self.store._mutex.release()  # type: ignore[attr-defined]
+
+    def _fresh(self, agent_id: str) -> bool:
+        return True  # no other process writes
+
+    def apply(self) -> None:
+        """Make the staged writes the committed data (cannot fail)."""
         t = self._t
         t.agents.update(self._agents)
-        for agent_id, record in self._records_out:
-            t.records.setdefault(agent_id, []).append(record)
-        for row in self._actions_out:
-            t.actions[(row.agent_id, row.number)] = row
-            pending = t.pending.setdefault(row.agent_id, set())
-            if row.status == "pending_approval":
-                pending.add(row.number)
-            else:
-                pending.discard(row.number)
-        t.consumed |= self._consumed
+        for agent_id, record, requested in self._out:
+            t.records.setdefault(agent_id, []).append((record, requested))
         t.meta.update(self._meta)
-        for key, idem in self._idem.items():
-            if idem is _DELETED:
+        for key, value in self._idem.items():
+            if value is _DELETED:
                 t.idem.pop(key, None)
             else:
-                t.idem[key] = idem
+                t.idem[key] = value
 
     # -- agents ------------------------------------------------------------------------------
 
-    def _load_agent(self, agent_id: str) -> AgentState:
-        state = self._t.agents.get(agent_id)
-        if state is None:
-            raise NotFound(f"unknown agent {agent_id!r}")
-        return state.copy()
+    def _head(self, agent_id: str) -> tuple[int, str] | None:
+        if agent_id not in self._t.agents:
+            return None
+        records = self._t.records.get(agent_id)
+        return (records[-1][0].seq, records[-1][0].hash) if records else (-1, GENESIS_PREV)
 
-    def _insert_agent(self, state: AgentState) -> None:
-        self._agents[state.agent_id] = state
+    def _agent_row(self, agent_id: str) -> tuple[str | None, str, str | None] | None:
+        return self._agents.get(agent_id) or self._t.agents.get(agent_id)
 
-    def _save_agent(self, state: AgentState) -> None:
-        self._agents[state.agent_id] = state
+    def _insert_agent(
+        self, agent_id: str, parent_id: str | None, policy: str, public_key: str | None
+    ) -> None:
+        if self.agent_exists(agent_id):
+            raise AgentExists(f"agent {agent_id!r} already exists")
+        self.changes += 1
+        self._agents[agent_id] = (parent_id, policy, public_key)
 
     def agent_exists(self, agent_id: str) -> bool:
         return agent_id in self._t.agents or agent_id in self._agents
@@ -114,39 +124,28 @@ class _MemoryTransaction(Transaction):
     def agent_ids(self) -> list[str]:
         return sorted({*self._t.agents, *self._agents})
 
-    def children(self, agent_id: str) -> list[str]:
-        known = {**self._t.agents, **self._agents}
-        return sorted(a for a, s in known.items() if s.parent_id == agent_id)
+    def ledger_ids(self) -> set[str]:
+        return set(self._t.records)
 
-    # -- records and actions ---------------------------------------------------------------------
+    # -- records -------------------------------------------------------------------------------
 
-    def _write_records(self, records: list[tuple[str, Record]]) -> None:
-        self._records_out.extend(records)
+    def _write_records(self, records: list[tuple[str, Record, int]]) -> None:
+        self._out = records
 
-    def _read_records(self, agent_id: str, after: int | None, limit: int | None) -> list[Record]:
-        records = self._t.records.get(agent_id, [])
-        start = 0 if after is None else bisect.bisect_right(records, after, key=lambda r: r.seq)
-        end = len(records) if limit is None else start + limit
-        return records[start:end]
+    def _read_rows(
+        self, agent_id: str, after: int | None, limit: int | None
+    ) -> list[tuple[Record, int]]:
+        rows = self._t.records.get(agent_id, [])
+        start = 0 if after is None else bisect.bisect_right(rows, after, key=lambda r: r[0].seq)
+        end = len(rows) if limit is None else start + limit
+        return rows[start:end]
 
-    def _write_actions(self, rows: list[ActionRow]) -> None:
-        self._actions_out.extend(rows)
+    def _requested_at(self, agent_id: str, seq: int) -> int | None:
+        rows = self._t.records.get(agent_id, [])
+        return rows[seq][1] if 0 <= seq < len(rows) else None
 
-    def _read_action(self, agent_id: str, number: int) -> ActionRow | None:
-        row = self._t.actions.get((agent_id, number))
-        return None if row is None else row.copy()
-
-    def _pending_actions(self, agent_id: str) -> list[ActionRow]:
-        numbers = sorted(self._t.pending.get(agent_id, ()))
-        rows = (self._read_action(agent_id, n) for n in numbers)
-        return [row for row in rows if row is not None]
-
-    def insert_consumption(self, agent_id: str, action_id: str, by: str, at: float) -> bool:
-        key = (agent_id, action_id)
-        if key in self._t.consumed or key in self._consumed:
-            return False
-        self._consumed.add(key)
-        return True
+    def _legacy_consumed(self, agent_id: str, action_id: str) -> bool:
+        return False  # consumptions live in the ledger only
 
     # -- meta and idempotency --------------------------------------------------------------------
 
@@ -154,16 +153,18 @@ class _MemoryTransaction(Transaction):
         return self._meta.get(key, self._t.meta.get(key))
 
     def set_meta(self, key: str, value: str) -> None:
+        self.changes += 1
         self._meta[key] = value
 
-    def idem_get(self, key: str) -> IdemRecord | None:
-        record = self._idem.get(key) or self._t.idem.get(key)
-        if record is None or record is _DELETED:
+    def _idem_read(self, key: str) -> tuple[IdemRecord, str | None] | None:
+        found = self._idem[key] if key in self._idem else self._t.idem.get(key)
+        if found is None or found is _DELETED:
             return None
-        return dataclasses.replace(record)
+        record, mark = found
+        return dataclasses.replace(record), mark
 
-    def idem_put(self, record: IdemRecord) -> None:
-        self._idem[record.key] = dataclasses.replace(record)
+    def _idem_write(self, record: IdemRecord, seal: str) -> None:
+        self._idem[record.key] = (dataclasses.replace(record), seal)
 
-    def idem_delete(self, key: str) -> None:
+    def _idem_remove(self, key: str) -> None:
         self._idem[key] = _DELETED

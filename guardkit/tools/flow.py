@@ -36,6 +36,7 @@ T = TypeVar("T")
 #: otherwise runs in a worker thread (it may block).
 OpName = Literal[
     "request",
+    "request_approval",
     "report",
     "status",
     "action",
@@ -60,6 +61,7 @@ Flow = Generator[Op, Any, T]
 
 _ASYNC_NAMES = {
     "request": "arequest",
+    "request_approval": "arequest_approval",
     "report": "areport",
     "status": "astatus",
     "action": "aaction",

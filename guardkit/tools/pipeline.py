@@ -17,38 +17,38 @@ from guardkit.checks.checkset import CheckSet
 from guardkit.checks.labels import label_arguments
 from guardkit.checks.runtime import Fence, enforcing
 from guardkit.decisions import (
-    Action,
-    ActionStatusName,
+    REPLAY_CODE,
     DecisionDict,
     DecisionName,
     Denial,
-    DenyCode,
     Reason,
     SeverityName,
     describe_reason,
 )
-from guardkit.errors import ApprovalTimeout, GuardError, ToolDenied
+from guardkit.errors import GuardError, ToolDenied
 from guardkit.idempotency import Claim, Idempotency, Replay
 from guardkit.protocols import (
     AgentGuard,
+    AsksApproval,
     IdempotencyStore,
     KeepsIdempotency,
     RecordsLocalDenials,
-    WithdrawsActions,
+    implements,
 )
 from guardkit.provenance import current_provenance
+from guardkit.tools.asking import settle
 from guardkit.tools.binding import CallShape, bind_call, jsonable
 from guardkit.tools.flow import Flow, Op
 from guardkit.tools.handoff import Handoff, running
 from guardkit.tools.policy_checks import PolicyChecks
 
-__all__ = ["IDEMPOTENT_REPLAY", "LOCAL_DENIAL_TOOL", "Call", "Steps", "end_wait"]
+__all__ = ["IDEMPOTENT_REPLAY", "LOCAL_DENIAL_TOOL", "Call", "Steps"]
 
 #: What an agent guard without ``deny_local`` (not ``LocalAgent`` or ``AgentClient``) is asked, so a
 #: local denial still lands in its ledger: an unlisted tool, denied and scarred by the guard.
 LOCAL_DENIAL_TOOL = "guardkit.local_denial"
 #: The reason code of a call answered from its idempotency record: recorded, nothing charged.
-IDEMPOTENT_REPLAY = "idempotent_replay"
+IDEMPOTENT_REPLAY = REPLAY_CODE
 _DETAIL_MAX = 2000
 
 
@@ -68,6 +68,8 @@ class Call:
     fence: Fence | None = None
     #: The caller's tool call this call took over (``guardkit.tools.handoff``), if any.
     handed: Handoff | None = None
+    #: Why a local check wants a human to decide this one call (``AsksApproval``), if it does.
+    approval_reason: Reason | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -119,7 +121,13 @@ class Steps:
         """Bind, run the local checks (a refusal is recorded and raised), work out the cost."""
         raw = bind_call(self.shape, instance, args, kwargs)
         arguments = {key: jsonable(value) for key, value in raw.items()}
-        checks = self._policy.for_agent(agent)
+        # The first call of an agent reads its policy (an HTTP round trip for an AgentClient):
+        # a blocking call, off the event loop when async.
+        checks = (
+            self._policy.for_agent(agent)
+            if self._policy.ready(agent)
+            else (yield Op("call", (agent,), self._policy.for_agent))
+        )
         record: dict[str, Any] = {}
         # Egress checks resolve host names: a blocking call, off the event loop when async.
         denial = (
@@ -128,6 +136,12 @@ class Steps:
             else checks.run(raw, record)
         ) or label_arguments(checks, arguments, record)
         tool_input = {**arguments, "_guardkit": record} if record else dict(arguments)
+        approval: Reason | None = None
+        if denial is not None and denial.reason.get("needs") == "approval":
+            if implements(agent, AsksApproval):
+                approval, denial = denial.reason, None  # this one call goes to a human
+            elif checks.requires_approval:
+                denial = None  # pending anyway; the approver sees the labels in the input
         if denial is not None:
             yield from self._deny(agent, tool_input, denial)
         if callable(self.cost):
@@ -144,6 +158,7 @@ class Steps:
             cost=cost,
             fence=None if fence is None else replace(fence, blocked=[]),
             handed=handed,
+            approval_reason=approval,
         )
 
     def _deny(self, agent: AgentGuard, tool_input: dict[str, Any], denial: Denial) -> Flow[None]:
@@ -205,39 +220,30 @@ class Steps:
     def ask(self, call: Call) -> Flow[None]:
         """Request, and wait for a human if the guard says so. Raises ``ToolDenied``."""
         try:
-            decision: DecisionDict = yield Op("request", (self.name, call.input, call.cost))
+            decision: DecisionDict = (
+                (yield Op("request", (self.name, call.input, call.cost)))
+                if call.approval_reason is None
+                else (
+                    yield Op(
+                        "request_approval",
+                        (self.name, call.input, call.cost, call.approval_reason),
+                    )
+                )
+            )
             call.action_id = decision["action_id"]
             self._tell(call, decision["decision"])
             tracing.current_tool().decision(decision, agent_id=call.agent.agent_id)
-            if decision["decision"] == "pending_approval":
-                if not self.wait_for_approval:
-                    raise ToolDenied(call.action_id, {"code": "pending_approval"})
-                yield from self._wait(call)
-            elif decision["decision"] != "allowed":
+            if decision["decision"] == "pending_approval" and not self.wait_for_approval:
+                raise ToolDenied(call.action_id, {"code": "pending_approval"})
+            decision = yield from settle(
+                call.agent, decision, approval_timeout=self.approval_timeout, poll=self.poll
+            )
+            self._tell(call, decision["decision"])
+            if decision["decision"] != "allowed":
                 raise ToolDenied(call.action_id, decision.get("reason") or {"code": "denied"})
         except BaseException:
             yield from self._release(call)
             raise
-
-    def _wait(self, call: Call) -> Flow[None]:
-        """Wait for a human; a timeout is a denial with ``approval_timeout``."""
-        assert call.action_id is not None
-        span = tracing.current_tool()
-        try:
-            with span.approval_wait(call.action_id, self.approval_timeout) as waiting:
-                final: ActionStatusName = yield Op(
-                    "wait_for_approval", (call.action_id, self.approval_timeout, self.poll)
-                )
-                waiting.status(final)
-        except ApprovalTimeout:
-            final, reason = yield from end_wait(call.agent, call.action_id, self.approval_timeout)
-            if final != "allowed":
-                self._tell(call, "denied")
-                raise ToolDenied(call.action_id, reason) from None
-        self._tell(call, "allowed" if final == "allowed" else "denied")
-        if final != "allowed":
-            action: Action = yield Op("action", (call.action_id,))
-            raise ToolDenied(call.action_id, action["reason"] or {"code": DenyCode.REJECTED.value})
 
     @staticmethod
     def _tell(call: Call, decision: DecisionName) -> None:
@@ -337,21 +343,3 @@ _CHECKS = {
 
 def _name(denial: Denial) -> SeverityName | None:
     return None if denial.severity is None else denial.severity.value
-
-
-def end_wait(
-    agent: AgentGuard, action_id: str, timeout: float
-) -> Flow[tuple[ActionStatusName, Reason]]:
-    """After a wait for a human timed out: withdraw the action so it ends denied in the ledger.
-
-    Returns the action's final status and why: ``allowed`` when a human approved it just in
-    time (the call goes ahead), else ``denied`` with the reason to show. An agent guard that
-    cannot withdraw leaves the action pending; the caller still treats it as timed out.
-    """
-    timed_out: Reason = {"code": DenyCode.APPROVAL_TIMEOUT.value, "timeout": timeout}
-    if not isinstance(agent, WithdrawsActions):
-        return "denied", timed_out
-    action: Action = yield Op("withdraw", (action_id, timeout))
-    if action["status"] in ("allowed", "completed"):
-        return "allowed", timed_out
-    return "denied", action["reason"] or timed_out

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import threading
+import weakref
 from collections.abc import Mapping
-from typing import cast
+from typing import Any, cast
 
 from guardkit.checks.checkset import CheckSet
 from guardkit.errors import PolicyError
@@ -30,20 +32,36 @@ class PolicyChecks:
         self._parameters = parameters
         # Keyed by id(); the policy is kept in the value so its id can't be reused meanwhile.
         self._cache: dict[int, tuple[Policy, CheckSet]] = {}
+        # What each agent guard got, so a later call needs no policy() (a store read, or an
+        # HTTP round trip for an AgentClient) at all.
+        self._by_agent: weakref.WeakKeyDictionary[Any, CheckSet] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
+
+    def ready(self, agent: AgentGuard) -> bool:
+        """Whether ``for_agent`` answers without reading the policy (so it can't block)."""
+        return not implements(agent, KnowsPolicy) or self._known(agent) is not None
+
+    def _known(self, agent: AgentGuard) -> CheckSet | None:
+        try:
+            return self._by_agent.get(agent)
+        except TypeError:  # an agent guard that can't be weakly referenced or hashed
+            return None
 
     def for_agent(self, agent: AgentGuard) -> CheckSet:
         """The decorator's checks merged with ``agent``'s policy section, if it has one."""
         if not implements(agent, KnowsPolicy):
             return self._own
+        known = self._known(agent)
+        if known is not None:
+            return known
         policy = cast(KnowsPolicy, agent).policy()
         # A read needs no lock: a racing first call only merges twice.
         found = self._cache.get(id(policy))
-        if found is not None and found[0] is policy:
-            return found[1]
-        merged = self._merge(policy)
+        merged = found[1] if found is not None and found[0] is policy else self._merge(policy)
         with self._lock:
             self._cache[id(policy)] = (policy, merged)
+            with contextlib.suppress(TypeError):
+                self._by_agent[agent] = merged
         return merged
 
     def _merge(self, policy: Policy) -> CheckSet:

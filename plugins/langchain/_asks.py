@@ -12,12 +12,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from guardkit import ApprovalTimeout, GuardUnavailable, InvalidState
+from guardkit import GuardUnavailable, InvalidState
 from guardkit.decisions import Action, DecisionDict, Reason
 from guardkit.protocols import AgentGuard
 from guardkit.refusals import Refusal, refusal
+from guardkit.tools.asking import settle
 from guardkit.tools.flow import Flow, Op
-from guardkit.tools.pipeline import end_wait
 from guardkit.tools.turns import LLM_TURN
 
 __all__ = ["Asks", "CostFn", "denied", "refused"]
@@ -87,25 +87,11 @@ class Asks:
         return decision
 
     def settle(self, agent: AgentGuard, decision: DecisionDict, span: Any) -> Flow[DecisionDict]:
-        """Wait in-process for a human when ``decision`` is pending: ``allowed`` or ``denied``.
-
-        After ``approval_timeout`` the action is withdrawn, so it ends denied in the ledger
-        (``approval_timeout``) unless a human approved it just in time.
-        """
-        if decision["decision"] != "pending_approval":
-            return decision
-        action_id = decision["action_id"]
-        try:
-            with span.approval_wait(action_id, self.approval_timeout) as waiting:
-                final = yield Op("wait_for_approval", (action_id, self.approval_timeout, self.poll))
-                waiting.status(final)
-        except ApprovalTimeout:
-            final, reason = yield from end_wait(agent, action_id, self.approval_timeout)
-            if final != "allowed":
-                return denied(action_id, reason, "approval_timeout")
-        if final == "allowed":
-            return {"decision": "allowed", "action_id": action_id}
-        return (yield from self.verdict(action_id))
+        """Wait in-process for a human when ``decision`` is pending: ``allowed`` or ``denied``."""
+        settled = yield from settle(
+            agent, decision, approval_timeout=self.approval_timeout, poll=self.poll, span=span
+        )
+        return settled
 
     def verdict(self, action_id: str) -> Flow[DecisionDict]:
         """The decision an action ended with, as its record says (``allowed`` once approved)."""

@@ -18,8 +18,8 @@ from guardkit.decisions import Action, ActionStatusName, DecisionDict
 from guardkit.errors import ApprovalTimeout, GuardError
 from guardkit.protocols import AgentGuard
 from guardkit.refusals import Refusal, refusal
+from guardkit.tools.asking import end_wait
 from guardkit.tools.flow import Flow, Op, adrive
-from guardkit.tools.pipeline import end_wait
 
 __all__ = ["DEFAULT_CALLS", "CallPolicy", "ask", "error_result", "outcome", "refused", "report"]
 

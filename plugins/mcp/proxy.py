@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections import deque
+from collections.abc import Mapping
 from enum import StrEnum
 from types import TracebackType
 from typing import Any
@@ -28,7 +29,6 @@ from mcp import types
 from mcp.server import InitializationOptions, NotificationOptions, Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.session import ServerSession
-from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
@@ -38,6 +38,8 @@ from mcp.server.subscriptions import (
     ServerEvent,
     ToolsListChanged,
 )
+from mcp_types.methods import serialize_server_result
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from guardkit.policy import Policy
@@ -45,6 +47,7 @@ from guardkit.protocols import AgentGuard, KnowsPolicy
 
 from .calls import DEFAULT_CALLS, CallPolicy, ask, error_result, outcome, report
 from .schemas import ToolSchemas
+from .stdio import serve_stdio
 from .upstream import Target, Upstream
 
 __all__ = ["GuardProxy", "Unlisted"]
@@ -141,8 +144,7 @@ class GuardProxy:
 
     async def serve_stdio(self) -> None:
         """Serve one client over this process's stdin and stdout until it disconnects."""
-        async with stdio_server() as (read, write):
-            await self.server.run(read, write, self.initialization_options())
+        await serve_stdio(self.server, self.initialization_options(), self.call)
 
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8765) -> None:
         """Serve streamable HTTP at ``http://HOST:PORT/mcp`` until interrupted."""
@@ -167,7 +169,6 @@ class GuardProxy:
         forward = self._forward
         handlers: dict[str, Any] = {
             "on_list_tools": self._list_tools,
-            "on_call_tool": self._call_tool,
             "on_subscriptions_listen": ListenHandler(self._bus),
         }
         if caps.resources is not None:
@@ -193,6 +194,7 @@ class GuardProxy:
         if caps.completions is not None:
             handlers["on_completion"] = forward(types.CompleteRequest, types.CompleteResult)
         server: Server[Any] = Server(self._name, **handlers)
+        server.add_request_handler("tools/call", types.CallToolRequestParams, self._call_tool)
         server.middleware.append(self._remember)
         return server
 
@@ -233,19 +235,30 @@ class GuardProxy:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        arguments = params.arguments or {}
-        problem = await self._schemas.problem(self._list_page, params.name, arguments)
+    ) -> dict[str, Any]:
+        wire = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return await self.call(wire, ctx.protocol_version)
+
+    async def call(self, params: Mapping[str, Any], version: str) -> dict[str, Any]:
+        """One guarded ``tools/call`` (``params`` as on the wire, valid): the result to send
+        the client, shaped for its protocol ``version``."""
+        name: str = params["name"]
+        arguments: Mapping[str, Any] = params.get("arguments") or {}
+        problem = await self._schemas.problem(self._list_page, name, arguments)
         if problem is not None:
-            return error_result(
-                f"Error: invalid arguments for {params.name}: {problem}. Nothing was done; call "
-                "the tool again with arguments that match its schema."
+            return _shaped(
+                version,
+                error_result(
+                    f"Error: invalid arguments for {name}: {problem}. Nothing was done; call "
+                    "the tool again with arguments that match its schema."
+                ),
             )
-        answer = await ask(self.agent, params.name, dict(arguments), self.calls)
+        answer = await ask(self.agent, name, dict(arguments), self.calls)
         if isinstance(answer, types.CallToolResult):
-            return answer
+            return _shaped(version, answer)
         try:
-            result = await self._upstream.call_tool(params)
+            # The upstream's answer is validated once, for the client's version, and sent on.
+            result = _shaped(version, await self._upstream.call_tool(params))
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 await report(self.agent, answer, "failure", "cancelled by the client")
@@ -253,7 +266,7 @@ class GuardProxy:
         except Exception as exc:  # noqa: BLE001 - any upstream failure is this call's failure
             detail = f"{type(exc).__name__}: {exc}"
             await report(self.agent, answer, "failure", detail)
-            return error_result(f"Error: the tool's server failed: {detail}")
+            return _shaped(version, error_result(f"Error: the tool's server failed: {detail}"))
         await report(self.agent, answer, *outcome(result))
         return result
 
@@ -275,3 +288,14 @@ class GuardProxy:
         await self._bus.publish(event)
         for session in list(self._sessions):
             await session.send_notification(notification)
+
+
+def _shaped(version: str, result: Mapping[str, Any] | types.CallToolResult) -> dict[str, Any]:
+    # The one validation of a tools/call result: its shape in the client's protocol version. A
+    # handshake-era upstream leaves ``resultType`` out (absent means complete); 2026-era
+    # versions require it.
+    if isinstance(result, types.CallToolResult):
+        result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    elif version in MODERN_PROTOCOL_VERSIONS and "resultType" not in result:
+        result = {**result, "resultType": "complete"}
+    return serialize_server_result("tools/call", version, result)

@@ -10,7 +10,8 @@ which every MCP server, in any language and of any spec revision, understands.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -36,6 +37,9 @@ from mcp.types import (
 from mcp.types import Request as McpRequest
 from pydantic import BaseModel
 
+from .child import child_stdio
+from .raw import RawRequests
+
 __all__ = ["Target", "Upstream"]
 
 log = logging.getLogger("guardkit.mcp")
@@ -54,8 +58,13 @@ class _Live:
     """One open connection."""
 
     client: Client | None = None
+    #: ``tools/call`` outside the SDK session (a stdio upstream; otherwise ``None``).
+    raw: RawRequests | None = None
     dead: bool = False
     stop: anyio.Event = field(default_factory=anyio.Event)
+
+    def end(self) -> None:
+        self.dead = True
 
 
 class _Watched:
@@ -69,7 +78,7 @@ class _Watched:
         try:
             item: SessionMessage | Exception = await self._inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._live.dead = True
+            self._live.end()
             raise
         return item
 
@@ -96,6 +105,13 @@ class _Watched:
 async def _watched(transport: AbstractAsyncContextManager[Any], live: _Live) -> AsyncIterator[Any]:
     async with transport as (read, write):
         yield _Watched(read, live), write
+
+
+@asynccontextmanager
+async def _child(target: StdioServerParameters, live: _Live) -> AsyncIterator[Any]:
+    async with child_stdio(target, live.end) as (read, write, raw):
+        live.raw = raw
+        yield read, write
 
 
 class Upstream:
@@ -148,6 +164,14 @@ class Upstream:
 
     async def client(self) -> Client:
         """The open connection, opening a new one if the last one died."""
+        live = await self._open()
+        assert live.client is not None
+        return live.client
+
+    async def _open(self) -> _Live:
+        live = self._live
+        if live is not None and not live.dead:
+            return live  # the common case, without the lock's checkpoints
         async with self._lock:
             live = self._live
             if live is None or live.dead:
@@ -158,13 +182,16 @@ class Upstream:
                 assert self._group is not None
                 await self._group.start(self._run, live)
                 self._live = live
-            assert live.client is not None
-            return live.client
+            return live
 
     def _connection(self, live: _Live) -> Client:
         target = self.target
         if isinstance(target, StdioServerParameters):
-            transport: Any = _watched(stdio_client(target), live)
+            transport: Any = (
+                _watched(stdio_client(target), live)
+                if sys.platform == "win32"
+                else _child(target, live)
+            )
         elif isinstance(target, str):
             transport = _watched(streamable_http_client(target), live)
         else:
@@ -191,33 +218,49 @@ class Upstream:
         if self._notify is not None and not isinstance(message, Exception):
             await self._notify(message)
 
-    async def call_tool(self, params: CallToolRequestParams) -> CallToolResult:
-        """Forward one ``tools/call`` as the client sent it."""
-        return await self.request(CallToolRequest(params=params), CallToolResult)
+    async def call_tool(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Forward one ``tools/call``'s params; the upstream's result, unvalidated (a dict)."""
+        live = await self._open()
+        if live.raw is None:  # an HTTP or in-process server: through the SDK session
+            request = CallToolRequest(params=CallToolRequestParams.model_validate(params))
+            result = await self.request(request, CallToolResult)
+            return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        meta = params.get("_meta")
+        if isinstance(meta, Mapping):
+            params = {k: v for k, v in params.items() if k != "_meta"}
+            if kept := _kept_meta(meta):
+                params["_meta"] = kept
+        try:
+            return await live.raw.request("tools/call", params, self.call_timeout)
+        except MCPError as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                live.dead = True
+            raise
 
     async def request(self, request: McpRequest[Any, Any], result_type: type[ResultT]) -> ResultT:
         """Send ``request`` upstream and return its typed result (raises ``MCPError``)."""
-        client = await self.client()
-        live = self._live
+        live = await self._open()
+        assert live.client is not None
         params = getattr(request, "params", None)
         if params is not None and params.meta:
-            request = request.model_copy(update={"params": _without_envelope(params)})
+            params = params.model_copy(update={"meta": _kept_meta(params.meta)})
+            request = request.model_copy(update={"params": params})
         try:
-            return await client.session.send_request(
+            return await live.client.session.send_request(
                 request, result_type, request_read_timeout_seconds=self.call_timeout
             )
         except MCPError as exc:
-            if exc.error.code == CONNECTION_CLOSED and live is not None:
+            if exc.error.code == CONNECTION_CLOSED:
                 live.dead = True
             raise
 
 
-def _without_envelope(params: Any) -> Any:
+def _kept_meta(meta: Mapping[str, Any]) -> dict[str, Any] | None:
     # A 2026-era client's requests carry its protocol envelope in ``_meta`` (version, client info
     # and capabilities); the upstream connection has its own era and refuses a foreign envelope.
     # The rest of ``_meta`` (a progress token, the client's own keys) goes through.
-    kept = {k: v for k, v in params.meta.items() if not k.startswith(_RESERVED)}
-    return params.model_copy(update={"meta": kept or None})
+    kept = {k: v for k, v in meta.items() if not k.startswith(_RESERVED)}
+    return kept or None
 
 
 def _describe(target: Target) -> str:

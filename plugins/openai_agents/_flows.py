@@ -12,11 +12,11 @@ from collections import OrderedDict
 from typing import Any
 
 from guardkit.decisions import Action, DecisionDict
-from guardkit.errors import ApprovalTimeout, GuardError, TurnDenied
+from guardkit.errors import GuardError, TurnDenied
 from guardkit.protocols import AgentGuard
 from guardkit.refusals import Refusal, refusal
+from guardkit.tools import asking
 from guardkit.tools.flow import Flow, Op
-from guardkit.tools.pipeline import end_wait
 from guardkit.tools.turns import LLM_TURN
 
 __all__ = ["arguments", "ask", "recall", "remember", "report", "still_allowed", "turn"]
@@ -39,9 +39,9 @@ def ask(
 ) -> Flow[str | Refusal]:
     """Request the call and wait for a human if need be: the allowed action id, or the refusal."""
     try:
-        decision: DecisionDict = yield Op("request", (tool, args, cost))
-        if decision["decision"] == "pending_approval":
-            decision = yield from _wait(agent, decision["action_id"], timeout, poll)
+        decision = yield from asking.ask(
+            agent, tool, args, cost, approval_timeout=timeout, poll=poll
+        )
     except GuardError as exc:
         found = refusal(exc)  # the guard could not be reached: nothing runs
         if found is None:
@@ -49,21 +49,6 @@ def ask(
         return found
     found = refusal(decision)
     return decision["action_id"] if found is None else found
-
-
-def _wait(agent: AgentGuard, action_id: str, timeout: float, poll: float) -> Flow[DecisionDict]:
-    """A human's answer to a pending call; after ``timeout`` the action is withdrawn (denied)."""
-    try:
-        final = yield Op("wait_for_approval", (action_id, timeout, poll))
-    except ApprovalTimeout:
-        final, reason = yield from end_wait(agent, action_id, timeout)
-        if final != "allowed":
-            return {"decision": "denied", "action_id": action_id, "reason": reason}
-    if final == "allowed":
-        return {"decision": "allowed", "action_id": action_id}
-    action: Action = yield Op("action", (action_id,))
-    reason = action["reason"] or {"code": "rejected"}
-    return {"decision": "denied", "action_id": action_id, "reason": reason}
 
 
 def still_allowed(action_id: str, tool: str, args: dict[str, Any]) -> Flow[bool]:

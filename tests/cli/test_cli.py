@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -123,9 +126,6 @@ def test_export_and_verify(ledger, tmp_path) -> None:
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["seq"] for r in lines] == list(range(len(lines)))
     assert lines[0]["kind"] == "genesis"
-    import contextlib
-    import sqlite3
-
     with contextlib.closing(sqlite3.connect(ledger)) as conn, conn:
         conn.execute(
             'UPDATE records SET payload = \'{"action_id":"act-1","cost":0,'
@@ -162,3 +162,76 @@ def test_env_var_names_the_ledger(ledger) -> None:
 
     env = {**os.environ, "GUARDKIT_DB": ledger}
     assert guardkit("status", "bot", "--json", env=env).returncode == 0
+
+
+def test_pending_says_why_and_shows_hidden_characters_escaped(tmp_path) -> None:
+    db = str(tmp_path / "spoof.db")
+    spoof = "invoice\u202efdp.exe"
+    why = {
+        "code": "untrusted_provenance",
+        "argument": "to",
+        "sources": ["untrusted:read_inbox:act-1"],
+        "message": "to='attacker@evil.example': it does not occur in any trusted source",
+    }
+    with Guard(db) as guard:
+        guard.create_agent("bot", {"budget": 10, "tools": {"send": {"cost": 0}}})
+        agent = guard.agent("bot")
+        agent.request_approval("send", {"to": "attacker@evil.example", "file": spoof}, None, why)
+        agent.request("rm\u200b", {})  # unlisted: denied, and scarred with its name in the reason
+    pending = guardkit("pending", "bot", "--db", db)
+    assert pending.returncode == 0, pending.stderr
+    assert "asks a human because untrusted_provenance: to='attacker@evil.example'" in (
+        pending.stdout
+    )
+    assert "labels: untrusted:read_inbox:act-1" in pending.stdout
+    for done in (
+        pending,
+        guardkit("log", "bot", "--db", db),
+        guardkit("status", "bot", "--db", db),
+        guardkit("pending", "bot", "--db", db, "--json"),
+        guardkit("log", "bot", "--db", db, "--json"),
+    ):
+        assert done.returncode == 0, done.stderr
+        assert "\u202e" not in done.stdout
+        assert "\u200b" not in done.stdout
+    assert "invoice\\u202efdp.exe" in pending.stdout
+    assert "rm\\u200b" in guardkit("status", "bot", "--db", db).stdout
+    shown = json.loads(guardkit("pending", "bot", "--db", db, "--json").stdout)
+    assert shown[0]["action"]["input"]["file"] == spoof  # the JSON still says exactly what it was
+
+
+def test_checkpoint_and_verify_against_it_and_a_pinned_key(tmp_path) -> None:
+    from guardkit.store import Signer, fingerprint
+
+    key, other = Signer.generate_hex(), Signer.generate_hex()
+    public = Signer(key).public_key
+    db = str(tmp_path / "signed.db")
+    with Guard(db, signing_key=key) as guard:
+        guard.create_agent("bot", {"budget": 5, "scar_limit": 3, "tools": {"read": {"cost": 1}}})
+        guard.agent("bot").request("read", {})
+    printed = guardkit("checkpoint", "bot", "--db", db)
+    assert printed.returncode == 0, printed.stderr
+    published = printed.stdout.strip()
+    seq, digest = published.split(":")
+    assert (int(seq), len(digest)) == (3, 64)
+    pub_file = tmp_path / "audit.pub"
+    pub_file.write_text(public + "\n")
+    pinned = guardkit("verify", "bot", "--db", db, "--public-key", str(pub_file))
+    assert pinned.returncode == 0, pinned.stdout + pinned.stderr
+    assert "pass --public-key" not in pinned.stderr
+    assert guardkit("verify", "bot", "--db", db, "--checkpoint", published).returncode == 0
+    wrong = guardkit("verify", "bot", "--db", db, "--public-key", Signer(other).public_key)
+    assert wrong.returncode == 1
+    assert fingerprint(Signer(other).public_key) in wrong.stdout
+    env_pinned = guardkit(
+        "status", "bot", "--db", db, env={**os.environ, "GUARDKIT_PUBLIC_KEY": public}
+    )
+    assert env_pinned.returncode == 0
+    # Cut the ledger short: still a whole chain, but not the one that was published.
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("DELETE FROM records WHERE agent_id = 'bot' AND seq >= 2")
+    assert guardkit("verify", "bot", "--db", db).returncode == 0
+    cut = guardkit("verify", "bot", "--db", db, "--checkpoint", published, "--json")
+    assert cut.returncode == 1
+    assert "cut off" in json.loads(cut.stdout)["failure"]["reason"]
+    assert guardkit("verify", "--db", db).returncode == 2  # neither an agent nor --file

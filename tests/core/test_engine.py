@@ -557,3 +557,45 @@ def test_log_paging(make_agent, guard) -> None:
         guard.log(agent.agent_id, limit=0)
     with pytest.raises(InvalidInput):
         guard.log(agent.agent_id, limit=5001)
+
+
+def test_a_check_can_ask_a_human_for_one_call(make_agent, guard) -> None:
+    """guardkit: ``approval_reason`` sends one call of a tool without requires_approval to a
+    human; the ledger carries why, and a denial still wins over it."""
+    agent = make_agent(BASIC)
+    why = {"code": "untrusted_provenance", "argument": "to", "sources": ["untrusted:web:act-9"]}
+    decision = agent.request_approval("search", {"q": "x"}, None, why)
+    assert decision == {"decision": "pending_approval", "action_id": "act-1"}
+    assert agent.action("act-1")["approval_reason"] == why
+    (item,) = guard.pending(agent.agent_id)
+    assert item["action"]["approval_reason"] == why
+    records = guard.log(agent.agent_id)["records"]
+    assert records[-1]["kind"] == "approval_required"
+    assert records[-1]["payload"] == {"action_id": "act-1", "reason": why}
+    assert guard.approve(agent.agent_id, "act-1", "alice")["decision"] == "allowed"
+    assert agent.action("act-1")["approval_reason"] == why  # kept for the audit
+    # the policy's own approvals carry no reason; an unlisted tool is still denied
+    agent.request("pay", {})
+    assert "approval_reason" not in guard.pending(agent.agent_id)[0]["action"]
+    assert agent.request_approval("rm", {}, None, why)["decision"] == "denied"
+    # plain requests read exactly as Lineage's
+    assert "approval_reason" not in agent.action("act-2")
+    with pytest.raises(InvalidInput):
+        agent.request_approval("search", {}, None, {"argument": "no code"})  # type: ignore[typeddict-item]
+
+
+def test_an_action_decided_in_the_same_transaction_reads_back(guard, clock) -> None:
+    """A write that expires approvals and then reads an older action sees its own records."""
+    guard.create_agent(
+        "ttl",
+        {"budget": 10, "approval_ttl": 5, "tools": {"p": {"cost": 1, "requires_approval": True}}},
+    )
+    agent = guard.agent("ttl")
+    agent.request("p")
+    agent.request("p")
+    guard.approve("ttl", "act-1", "alice")
+    guard.store.actions.clear()  # as after a restart: nothing read yet
+    clock.advance(10)
+    assert agent.action("act-1")["status"] == "allowed"  # act-2 expires in the same write
+    assert agent.action("act-2")["reason"] == {"code": "approval_expired", "ttl": 5}
+    assert guard.quarantined == {}

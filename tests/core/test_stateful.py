@@ -3,19 +3,23 @@
 Hypothesis drives a ``Guard`` on a SQLite file through requests (listed and unlisted tools,
 declared costs), approvals, rejections, outcomes, operator scars, terminations, reopenings and
 clock moves (so rate limits bite), and checks every decision against a small reference model of
-Lineage's semantics, plus the invariants that must hold whatever the model says.
+Lineage's semantics, plus the invariants that must hold whatever the model says. Now and then it
+edits one column of one row of a copy of the database, as an attacker would, and checks that
+opening the copy refuses the agent.
 """
 
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import tempfile
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import strategies
-from hypothesis import event, settings
+from hypothesis import assume, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -301,6 +305,31 @@ class GuardMachine(RuleBasedStateMachine):
         assert self.g.status(AGENT) == before
 
     @rule(data=st.data())
+    def tamper_with_a_copy(self, data: st.DataObject) -> None:
+        """Any edit of any column of any row (agents, ledger records, their index) is caught."""
+        copy = Path(self.dir) / "copy.db"
+        with closing(sqlite3.connect(self.path)) as src, closing(sqlite3.connect(copy)) as dst:
+            src.backup(dst)
+        try:
+            with closing(sqlite3.connect(copy)) as conn, conn:
+                table, key, column, old = data.draw(st.sampled_from(_cells(conn)), label="cell")
+                new = data.draw(_edits(old), label="new value")
+                assume(new != old)
+                where = " AND ".join(f"{name} = ?" for name in key)
+                try:
+                    conn.execute(
+                        f"UPDATE {table} SET {column} = ? WHERE {where}", (new, *key.values())
+                    )
+                except sqlite3.IntegrityError:
+                    assume(False)
+            event(f"tampered with {table}.{column}")
+            with Guard(str(copy)) as tampered:
+                assert tampered.quarantined, f"{table}.{column}: {old!r} -> {new!r} went unnoticed"
+        finally:
+            for leftover in Path(self.dir).glob("copy.db*"):
+                leftover.unlink()
+
+    @rule(data=st.data())
     def advance_clock(self, data: st.DataObject) -> None:
         """Small steps, and steps that land exactly on (or just past) the rate window's edge."""
         rate = self.m.policy["rate_limit"]
@@ -356,6 +385,44 @@ class GuardMachine(RuleBasedStateMachine):
             r["payload"]["action_id"] for r in records if r["kind"] == "action_allowed"
         }
         assert sum(r["kind"] == "terminated" for r in records) == (0 if self.m.alive else 1)
+
+
+_KEYS = {"agents": ("agent_id",), "records": ("agent_id", "seq")}
+
+
+def _cells(conn: sqlite3.Connection) -> list[tuple[str, dict[str, Any], str, Any]]:
+    """Every (table, row key, column, value) of the tables that hold what the guard knows."""
+    cells = []
+    for table, key in _KEYS.items():
+        cursor = conn.execute(f"SELECT * FROM {table}")
+        columns = [d[0] for d in cursor.description]
+        for row in cursor.fetchall():
+            values = dict(zip(columns, row, strict=True))
+            ids = {name: values[name] for name in key}
+            cells.extend((table, ids, column, value) for column, value in values.items())
+    return cells
+
+
+def _edits(old: Any) -> st.SearchStrategy[Any]:
+    """A value an attacker might write instead of ``old``."""
+    if old is None:
+        return st.sampled_from(["x", 1, "ab" * 32])
+    if isinstance(old, int):
+        return st.integers(-2, 2).map(lambda d: old + d) | st.none()
+    text = str(old)
+
+    @st.composite
+    def edited(draw: st.DrawFn) -> Any:
+        where = draw(st.integers(0, len(text)))
+        char = draw(st.sampled_from('0a1Z"} .:-'))
+        how = draw(st.sampled_from(["replace", "insert", "cut"]))
+        if how == "replace" and where < len(text):
+            return text[:where] + char + text[where + 1 :]
+        if how == "cut":
+            return text[:where]
+        return text[:where] + char + text[where:]
+
+    return edited() | st.none()
 
 
 TestGuardMachine = GuardMachine.TestCase

@@ -53,8 +53,8 @@ class Server:
         return agent_id, token
 
 
-def start_server(store_url: str) -> Iterator[Server]:
-    store = open_store(store_url, signing_key=Signer.generate_hex())
+def start_server(store_url: str, signing_key: str | None = None) -> Iterator[Server]:
+    store = open_store(store_url, signing_key=signing_key or Signer.generate_hex())
     state = ServerState.open(store, admin_token=ADMIN, backend_token=BACKEND)
     with serve_in_thread(create_app(state)) as url:
         yield Server(url, state)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -11,14 +12,20 @@ import pytest
 from guardkit import Guard, UnknownAction
 from guardkit.server.batching import GroupCommitter, SharedStore
 from guardkit.store import open_store
+from tests.server.pg import pg_schema_url
 
 POLICY = {"budget": 100, "scar_limit": 10, "tools": {"buy": {"cost": 1}}}
 
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(params=["sqlite", "memory", "postgresql"])
 def guard(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Guard]:
-    url = f"sqlite:///{tmp_path / 'g.db'}" if request.param == "sqlite" else ":memory:"
-    with Guard(SharedStore(open_store(url))) as guard:
+    with ExitStack() as stack:
+        if request.param == "postgresql":
+            url = stack.enter_context(pg_schema_url())
+        else:
+            url = f"sqlite:///{tmp_path / 'g.db'}" if request.param == "sqlite" else ":memory:"
+        shared = SharedStore(open_store(url))
+        guard = stack.enter_context(Guard(shared))
         guard.create_agent("bot", POLICY)
         guard.create_agent("other", POLICY)
         yield guard
@@ -71,13 +78,24 @@ def test_close_finishes_queued_work(guard: Guard) -> None:
     GroupCommitter(guard.store).close()  # never started: nothing to stop
 
 
-def test_writer_count_follows_the_store(tmp_path: Path) -> None:
+def test_one_writer_unless_asked_for_more(tmp_path: Path) -> None:
     from guardkit.server import ServerState
+    from guardkit.server.state import ServerLimits
 
-    sqlite = ServerState.open(
-        open_store(f"sqlite:///{tmp_path / 'w.db'}"), admin_token="a" * 32, backend_token="b" * 32
-    )
-    memory = ServerState.open(open_store(":memory:"), admin_token="a" * 32, backend_token="b" * 32)
-    assert (len(sqlite.committers), len(memory.committers)) == (1, 1)
-    sqlite.close()
-    memory.close()
+    tokens = {"admin_token": "a" * 32, "backend_token": "b" * 32}
+    sqlite = ServerState.open(open_store(f"sqlite:///{tmp_path / 'w.db'}"), **tokens)
+    memory = ServerState.open(open_store(":memory:"), **tokens)
+    three = ServerState.open(open_store(":memory:"), limits=ServerLimits(writers=3), **tokens)
+    assert [len(s.committers) for s in (sqlite, memory, three)] == [1, 1, 3]
+    for state in (sqlite, memory, three):
+        state.close()
+
+
+def test_a_batch_locks_its_agents_ahead(guard: Guard) -> None:
+    """Prefetching is a hint: a batch still decides right for agents it did not announce."""
+    assert isinstance(guard.store, SharedStore)
+    with guard.store.joined() as tx:
+        tx.prefetch(["bot", "ghost"])
+        assert guard.engine.request("bot", "buy").decision == "allowed"
+        assert guard.engine.request("other", "buy").decision == "allowed"
+    assert guard.status("bot")["spent"] == guard.status("other")["spent"] == 1

@@ -45,12 +45,16 @@ def test_first_start_creates_secret_files_and_serves(
 ) -> None:
     proc, url, data_dir = running
     keys = data_dir / "keys"
-    for name in ("admin.token", "backend.token", "audit.key"):
+    for name in ("admin.token", "backend.token", "audit.key", "audit.pub"):
         assert stat.S_IMODE((keys / name).stat().st_mode) == 0o600
     token = (keys / "admin.token").read_text().strip()
     with AdminClient(url, token) as admin:
         created = admin.create_agent("bot", {"budget": 3, "tools": {}})
-        assert created["agent"]["public_key"] == admin.public_key()["public_key"]
+        public = admin.public_key()["public_key"]
+        assert created["agent"]["public_key"] == public
+    assert (keys / "audit.pub").read_text().strip() == public
+    for name in ("guard.db", "guard.db-wal", "guard.db-shm", "guard.db.lock"):
+        assert stat.S_IMODE((data_dir / name).stat().st_mode) == 0o600, name
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=30)
     # uvicorn finishes in-flight requests, runs the lifespan shutdown, then re-raises SIGTERM.
@@ -131,3 +135,30 @@ def test_sigterm_answers_waiting_long_polls_instead_of_dropping_them(
         poll.join()
     assert answers[0]["status"] == "pending_approval"
     proc.communicate(timeout=60)
+
+
+def test_a_server_given_another_signing_key_refuses_to_start(tmp_path: Path) -> None:
+    from guardkit.store import Signer, fingerprint
+
+    proc, url = _start(tmp_path, "--bind", "127.0.0.1:0")
+    token = (tmp_path / "keys" / "admin.token").read_text().strip()
+    with AdminClient(url, token) as admin:
+        admin.create_agent("bot", {"budget": 3, "tools": {}})
+        public = admin.public_key()["public_key"]
+    proc.terminate()
+    proc.communicate(timeout=30)
+    other = Signer.generate_hex()
+    result = subprocess.run(
+        [
+            *(sys.executable, "-m", "guardkit.server", "--data-dir", str(tmp_path)),
+            *("--bind", "127.0.0.1:0", "--signing-key", other),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 1
+    assert fingerprint(public) in result.stderr
+    assert fingerprint(Signer(other).public_key) in result.stderr
+    assert "Traceback" not in result.stderr

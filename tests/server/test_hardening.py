@@ -121,3 +121,83 @@ def test_a_denial_with_an_unknown_severity_is_400(server: Server, agent: tuple[s
             json={"tool": "read", "reason": {"code": "x"}, "severity": "mild"},
         )
     assert (response.status_code, response.json()["code"]) == (400, "bad_request")
+
+
+BIG = "1" + "0" * 300
+LONE = "\\ud800"  # as JSON text: a lone surrogate escape
+#: (token role, method, path under the agent or "/v1/agents", body with @BIG/@LONE, field named)
+BAD_INPUT = [
+    ("agent", "POST", "/actions", '{"tool": "read", "cost": @BIG}', "cost"),
+    ("agent", "POST", "/actions", '{"tool": "read", "input": {"n": [@BIG]}}', "input.n[0]"),
+    ("agent", "POST", "/actions", '{"tool": "read", "input": {"n": -@BIG}}', "input.n"),
+    ("agent", "POST", "/actions", '{"tool": "read", "input": {"f": 1e400}}', "input.f"),
+    ("agent", "POST", "/actions", '{"tool": "@LONE"}', "tool"),
+    ("agent", "POST", "/actions", '{"tool": "read", "input": {"a": "x@LONE"}}', "input.a"),
+    ("agent", "POST", "/actions", '{"tool": "read", "input": {"@LONE": 1}}', "input.\\ud800"),
+    ("agent", "POST", "/denials", '{"tool": "read", "reason": {"code": "@LONE"}}', "reason.code"),
+    (
+        "agent",
+        "POST",
+        "/actions/act-1/outcome",
+        '{"status": "failure", "detail": "@LONE"}',
+        "detail",
+    ),
+    ("agent", "POST", "/actions/act-1/withdraw", '{"timeout": @BIG}', "timeout"),
+    (
+        "admin",
+        "POST",
+        "",
+        '{"agent_id": "x", "policy": {"budget": 1, "tools": {"t": {"cost": @BIG}}}}',
+        "policy.tools.t.cost",
+    ),
+    (
+        "admin",
+        "POST",
+        "",
+        '{"agent_id": "x", "policy": {"budget": 1, "tools": {"p@LONE": {"cost": 1}}}}',
+        "policy.tools.p\\ud800",
+    ),
+    (
+        "admin",
+        "POST",
+        "/spawn",
+        '{"child_id": "c", "policy": {"budget": 1, "tools": {}}, "budget": @BIG}',
+        "budget",
+    ),
+    ("admin", "POST", "/scars", '{"severity": "minor", "reason": "@LONE"}', "reason"),
+    ("admin", "POST", "/terminate", '{"reason": "r", "by": "@LONE"}', "by"),
+    ("admin", "POST", "/actions/act-1/approve", '{"approver": "@LONE"}', "approver"),
+    ("admin", "POST", "/actions/act-1/reject", '{"approver": "a", "reason": "@LONE"}', "reason"),
+    (
+        "admin",
+        "POST",
+        "/actions/act-1/consume",
+        '{"tool": "read", "input": {"n": @BIG}}',
+        "input.n",
+    ),
+]
+
+
+def test_huge_integers_and_lone_surrogates_are_400_naming_the_field(
+    server: Server, agent: tuple[str, str]
+) -> None:
+    agent_id, token = agent
+    with server.http(token) as http:
+        http.post(f"/v1/agents/{agent_id}/actions", json={"tool": "read"})
+    for role, method, suffix, template, field in BAD_INPUT:
+        path = f"/v1/agents/{agent_id}{suffix}" if suffix else "/v1/agents"
+        body = template.replace("@BIG", BIG).replace("@LONE", LONE)
+        with server.http(token if role == "agent" else ADMIN) as http:
+            for key in (None, "retry-1"):  # the Idempotency-Key path is checked the same
+                if key is not None and not path.endswith("/actions"):
+                    continue
+                headers = {"content-type": "application/json"}
+                if key is not None:
+                    headers["idempotency-key"] = key
+                response = http.request(method, path, content=body.encode(), headers=headers)
+                assert response.status_code == 400, (path, body, response.text)
+                error = response.json()
+                assert error["code"] == "bad_request"
+                assert f"field '{field}'" in error["error"], (body, error)
+    with server.admin() as admin:
+        assert admin.status(agent_id)["head"]["seq"] == 3  # genesis, policy, the one request

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from guardkit import Guard
+from guardkit.store.chain import Signer
 from tests.server.conftest import ADMIN, BACKEND, POLICY, Server, start_server
 
 STATUS_FIELDS = {
@@ -225,7 +226,8 @@ def test_spawn_charges_the_parent(server: Server, agent: tuple[str, str]) -> Non
 
 def test_a_tampered_ledger_is_503_quarantined_and_listed(tmp_path: Path) -> None:
     path = tmp_path / "guard.db"
-    with Guard(str(path)) as guard:
+    key = Signer.generate_hex()
+    with Guard(str(path), signing_key=key) as guard:
         guard.create_agent("honest", POLICY)
         guard.create_agent("tampered", POLICY)
         guard.agent("tampered").request("read", {"amount": 1})
@@ -234,7 +236,7 @@ def test_a_tampered_ledger_is_503_quarantined_and_listed(tmp_path: Path) -> None
             "UPDATE records SET payload = replace(payload, '\"amount\":1', "
             "'\"amount\":9') WHERE agent_id = 'tampered'"
         )
-    for server in start_server(f"sqlite:///{path}"):
+    for server in start_server(f"sqlite:///{path}", key):
         with server.http(ADMIN) as admin:
             blocked = admin.get("/v1/agents/tampered")
             listed = admin.get("/v1/agents").json()["agents"]

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -84,3 +88,18 @@ def calls() -> Calls:
 def ledger() -> Callable[..., list[dict[str, Any]]]:
     """``ledger(agent, kind=None)``: the agent's record payloads."""
     return records
+
+
+def run_scenarios(script: str, work: Path) -> dict[str, Any]:
+    """Run ``helpers/<script>`` in a child process (an audit hook can never be removed) and
+    return the JSON object it prints: scenario name -> what happened."""
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).parent / "helpers" / script), str(work)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    results: dict[str, Any] = json.loads(done.stdout)
+    return results

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 from typing import Any
@@ -269,7 +270,8 @@ def test_malformed_policy_sections_raise_policy_error(make_agent, section):
         ("127.0.0.1", "loopback"),
         ("169.254.169.254", "cloud metadata"),
         ("100.64.1.1", "CGNAT"),
-        ("::ffff:127.0.0.1", "loopback (as IPv4 embedded in ::ffff:7f00:1)"),
+        ("::ffff:127.0.0.1", "loopback (as IPv4 embedded in ::ffff:127.0.0.1)"),
+        ("::ffff:7f00:1", "loopback (as IPv4 embedded in ::ffff:127.0.0.1)"),
         ("8.8.8.8", None),
         ("2606:4700:4700::1111", None),
         ("fe80::1%eth0", "link-local"),
@@ -289,3 +291,131 @@ def test_embedded_ipv4_forms():
 
 def test_corpus_is_large_enough():
     assert len(DENIED) + len(ALLOWLIST_DENIED) >= 60
+
+
+# -- host names as the clients connect to them (issue 14) ------------------------------------
+
+IDNA_ZONE = {
+    "fass.de": ["93.184.216.50"],
+    "xn--fa-hia.de": ["93.184.216.51"],
+    "xn--bcher-kva.de": ["93.184.216.52"],
+    "xn--mxac.gr": ["93.184.216.53"],
+}
+
+
+def idna_resolver(host: str, port: Any, *args: Any, **kwargs: Any) -> list[tuple[Any, ...]]:
+    if host not in IDNA_ZONE:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port)) for a in IDNA_ZONE[host]]
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        # IDNA 2003 (urllib) says fass.de, IDNA 2008 (httpx, requests) says xn--fa-hia.de.
+        ("https://fa\u00df.de/", ["fass.de"]),
+        ("https://fa\u00df.de/", ["xn--fa-hia.de"]),
+        ("https://FA\u00df.de/", ["fass.de"]),
+        # final sigma: transitional processing maps it to a plain sigma
+        ("https://\u03b1\u03c2.gr/", ["*.gr"]),
+        # a zero-width joiner is dropped by IDNA 2003 and refused by IDNA 2008
+        ("https://fa\u200dss.de/", ["fass.de"]),
+    ],
+)
+def test_hosts_whose_conversions_disagree_are_refused(agent, calls, url, allowed):
+    fetch = _fetch_idna(agent, calls, allowed)
+    with pytest.raises(ToolDenied) as info:
+        fetch(url)
+    assert calls.count == 0
+    assert info.value.reason["code"] == "egress_denied"
+
+
+def _fetch_idna(agent: guardkit.LocalAgent, calls: Any, allowed: list[str]) -> Any:
+    rule = EgressRule(resolver=idna_resolver, allow_hosts=allowed)
+
+    @guardkit.tool(guard=agent, egress={"url": rule})
+    def fetch(url: str) -> str:
+        calls(url)
+        return "fetched"
+
+    return fetch
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed", "host"),
+    [
+        ("https://b\u00fccher.de/", ["b\u00fccher.de"], "xn--bcher-kva.de"),
+        ("https://B\u00dcCHER.de/", ["xn--bcher-kva.de"], "xn--bcher-kva.de"),
+        ("https://\uff42\u00fccher.de/", ["B\u00fccher.DE."], "xn--bcher-kva.de"),
+    ],
+)
+def test_idna_2008_names_are_checked_as_connected(agent, ledger, calls, url, allowed, host):
+    assert _fetch_idna(agent, calls, allowed)(url) == "fetched"
+    recorded = ledger(agent, "action_requested")[-1]["input"]["_guardkit"]["egress"]["url"]
+    assert recorded["host"] == host
+
+
+def test_the_checked_host_is_the_host_httpx_and_requests_connect_to():
+    import httpx
+    import requests
+
+    from guardkit.checks.hosts import ascii_host
+
+    for name in ["b\u00fccher.de", "\uff45\uff58\uff41\uff4d\uff50\uff4c\uff45.com", "xn--mxac.gr"]:
+        checked = ascii_host(name)
+        # Each client either connects to the host checked or refuses the name outright.
+        with contextlib.suppress(requests.exceptions.InvalidURL):
+            prepared = requests.Request("GET", f"https://{name}/").prepare()
+            assert prepared.url == f"https://{checked}/"
+        with contextlib.suppress(httpx.InvalidURL):
+            assert httpx.URL(f"https://{name}/").raw_host.decode() == checked
+
+
+def test_bracketed_ipv6_in_allow_hosts_matches(agent, calls):
+    rule = EgressRule(resolver=stub_resolver, allow_hosts=["[2606:2800:220:1:248:1893:25c8:1946]"])
+
+    @guardkit.tool(guard=agent, egress={"url": rule})
+    def fetch(url: str) -> str:
+        calls(url)
+        return "fetched"
+
+    assert fetch("https://[2606:2800:220:1:248:1893:25c8:1946]/") == "fetched"
+    assert fetch("https://[2606:2800:220:1:248:1893:25C8:1946]/x") == "fetched"
+    assert fetch("https://[2606:2800:220:1:0248:1893:25c8:1946]/") == "fetched"
+    with pytest.raises(ToolDenied):
+        fetch("https://[2606:2800:220:1:248:1893:25c8:1947]/")
+    assert calls.count == 3
+    assert rule.allow_hosts == ("2606:2800:220:1:248:1893:25c8:1946",)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    ["https://example.com/", "example.com:443", "[example.com]", "[::1", "exa mple.com", ""],
+)
+def test_unusable_allow_hosts_entries_are_refused_at_construction(entry):
+    with pytest.raises(ValueError, match="allow_hosts"):
+        EgressRule(allow_hosts=[entry])
+
+
+def test_unusable_allow_hosts_entries_in_a_policy_name_the_field(make_agent):
+    agent = make_agent(
+        tools={"fetch": {"cost": 0, "egress": {"url": {"allow_hosts": ["https://x.com/"]}}}}
+    )
+
+    @guardkit.tool(guard=agent)
+    def fetch(url: str) -> str:
+        return url
+
+    with pytest.raises(PolicyError) as info:
+        fetch("https://x.com/")
+    assert "tools.fetch.egress.url.allow_hosts" in str(info.value)
+
+
+def test_reason_texts_do_not_depend_on_the_interpreter(agent, calls):
+    with pytest.raises(ToolDenied) as info:
+        _fetch(agent, calls)("http://[::ffff:7f00:1]/")
+    # The host as written, then the address as guardkit formats it (3.13's way, everywhere).
+    assert info.value.reason["message"] == (
+        "'::ffff:7f00:1' resolves to ::ffff:127.0.0.1 is loopback "
+        "(as IPv4 embedded in ::ffff:127.0.0.1)"
+    )

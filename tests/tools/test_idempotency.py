@@ -44,6 +44,18 @@ def test_replay_returns_the_stored_result_without_running_or_charging(agent, led
     assert ledger(agent, "scar") == []
 
 
+def test_a_replay_is_not_counted_as_a_denial(agent, guard, calls):
+    pay = _pay(agent, calls)
+    pay("INV-1", 30)
+    pay("INV-1", 30)
+    pay("INV-1", 30)
+    status = agent.status()
+    assert status["actions_denied"] == 0
+    assert status["actions_allowed"] == 1
+    # The ledger agrees: reopening checks the materialised state against a replay of it.
+    assert guard.engine.check_ledgers() == {}
+
+
 def test_terminated_agent_gets_no_replay(agent, guard, calls):
     pay = _pay(agent, calls)
     pay("INV-1", 30)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,22 +10,13 @@ import pytest
 import guardkit
 from guardkit import EgressRule, Runtime
 from guardkit.checks import runtime
-
-HELPERS = Path(__file__).parent / "helpers"
+from tests.tools.conftest import run_scenarios
 
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     work = tmp_path_factory.mktemp("runtime")
-    done = subprocess.run(
-        [sys.executable, str(HELPERS / "runtime_scenarios.py"), str(work)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    results: dict[str, Any] = json.loads(done.stdout)
+    results = run_scenarios("runtime_scenarios.py", work)
     results["_work"] = str(work)
     return results
 
@@ -92,11 +80,18 @@ def test_outside_a_call_and_other_threads_are_unfenced(outcomes):
 
 
 def test_install_adds_one_hook_only(monkeypatch):
+    import _posixsubprocess
+
+    original = _posixsubprocess.fork_exec
+    monkeypatch.setattr(_posixsubprocess, "fork_exec", original)  # restored afterwards
     added: list[object] = []
     monkeypatch.setattr(runtime, "_installed", [])
     runtime.install(added.append)
     runtime.install(added.append)
     assert added == [runtime._hook]
+    # multiprocessing's start methods call fork_exec unaudited: install wraps it, once.
+    assert _posixsubprocess.fork_exec is not original
+    assert _posixsubprocess.fork_exec.__qualname__.endswith("fork_exec")
 
 
 def test_fence_decisions_without_a_hook(tmp_path):

@@ -1,20 +1,47 @@
-// guardkit operator console. Agent-controlled data is only ever written with textContent.
+// guardkit operator console. Agent-controlled data is only ever written as text nodes, and
+// characters a reader can't see (bidirectional overrides, zero-width, tags) are shown escaped.
 "use strict";
 
 const KEY = "guardkit.operatorToken";
+const LOG_PAGE = 50;
 const $ = (id) => document.getElementById(id);
+// Format and control characters, separators, fillers and variation selectors; newlines and
+// tabs stay, because the JSON and the log are laid out with them.
+const HIDDEN = /(?![\n\t])[\p{Cf}\p{Cc}\p{Zl}\p{Zp}\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\u{e0100}-\u{e01ef}]/gu;
 
 function token() { return sessionStorage.getItem(KEY) || ""; }
 
+function codePoint(ch) {
+  return "U+" + ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
+}
+
+// Write text into node: each hidden character becomes a marked, visible escape (\u202e).
+function fill(node, text) {
+  node.replaceChildren();
+  let last = 0;
+  for (const match of text.matchAll(HIDDEN)) {
+    if (match.index > last) node.append(document.createTextNode(text.slice(last, match.index)));
+    const escape = "\\u" + codePoint(match[0]).slice(2).toLowerCase();
+    const mark = document.createElement("mark");
+    mark.className = "hidden-char";
+    mark.title = "invisible character " + codePoint(match[0]);
+    mark.textContent = escape.length > 6 ? "\\u{" + escape.slice(2) + "}" : escape;
+    node.append(mark);
+    last = match.index + match[0].length;
+  }
+  if (last < text.length) node.append(document.createTextNode(text.slice(last)));
+  return node;
+}
+
 function el(tag, text, attrs) {
   const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = String(text);
+  if (text !== undefined && text !== null) fill(node, String(text));
   for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, value);
   return node;
 }
 
 function say(text, isError) {
-  $("message").textContent = text;
+  fill($("message"), text);
   $("message").className = isError ? "error" : "";
 }
 
@@ -75,6 +102,13 @@ async function showPending(agentId, queue) {
       { class: "item", "data-agent-id": agentId, "data-action": action.action_id });
     box.append(el("strong", agentId + " / " + action.action_id + ": " + action.tool));
     box.append(el("span", " cost " + action.cost + ", requested " + item.requested_at));
+    const why = action.approval_reason;
+    if (why) {
+      // A check, not the policy, sent this one call to a human: say which and why.
+      box.append(el("p", "Asks a human because " + why.code + ": " + (why.message || ""),
+        { class: "why" }));
+      if (why.sources) box.append(el("p", "Labels: " + why.sources.join(", "), { class: "why" }));
+    }
     box.append(el("pre", JSON.stringify(action.input, null, 2), { class: "input" }));
     const path = agentPath(agentId) + "/actions/" + encodeURIComponent(action.action_id);
     const approver = () => $("approver").value || "operator";
@@ -98,7 +132,7 @@ async function reject(path, approver, scar) {
 }
 
 async function showAgent(agentId) {
-  $("selected").textContent = agentId;
+  fill($("selected"), agentId);
   const detail = $("detail");
   detail.replaceChildren();
   detail.append(button("Verify", async () => {
@@ -112,9 +146,27 @@ async function showAgent(agentId) {
     await api("POST", agentPath(agentId) + "/terminate", { reason, by: $("approver").value });
     await refresh();
   }));
-  const { records } = await api("GET", agentPath(agentId) + "/log?limit=200");
-  $("log").textContent = records.map((r) =>
-    r.seq + " " + r.timestamp + " " + r.kind + " " + JSON.stringify(r.payload)).join("\n");
+  await showLog(agentId, 0);
+}
+
+// The ledger newest first, LOG_PAGE records a page; page 0 holds the head.
+async function showLog(agentId, page) {
+  const path = agentPath(agentId) + "/log";
+  const head = (await api("GET", path + "?limit=1")).head.seq;
+  const newest = head - page * LOG_PAGE;
+  const after = Math.max(-1, newest - LOG_PAGE);
+  const { records } = await api("GET", path + "?after=" + after + "&limit=" + (newest - after));
+  records.reverse();
+  fill($("log"), records.map((r) =>
+    r.seq + " " + r.timestamp + " " + r.kind + " " + JSON.stringify(r.payload)).join("\n"));
+  const pager = $("log-pages");
+  pager.replaceChildren();
+  const newer = button("Newer", () => showLog(agentId, page - 1));
+  const older = button("Older", () => showLog(agentId, page + 1));
+  newer.disabled = page === 0;
+  older.disabled = after < 0;
+  pager.append(newer, older, el("span", " records " + newest + " down to " + (after + 1) +
+    " of " + (head + 1) + ", newest first", { id: "log-range" }));
 }
 
 document.addEventListener("DOMContentLoaded", () => {
