@@ -251,11 +251,11 @@ class _Run:
         for cls, facts in index.classes.items():
             if any(index.methods_of(cls, m, dynamic=True) & index.model for m in facts["methods"]):
                 names.add(f"{cls}.__class__")
-        # classes whose methods are tools (a subclass elsewhere may override one), and
-        # module-level clients other modules import (``from .llm import client``)
-        names |= {f"{t.rpartition('.')[0]}.__class__" for t in index.tools}
-        names -= {f"{m}.__class__" for m in index.modules}
+        # classes whose bound methods are handed over as tools (a subclass may override one),
+        # and module-level clients other modules import (``from .llm import client``)
         for summary in summaries:
+            bound = [t for t in summary["tools"] if t.startswith("self:")]
+            names |= {f"{t[len('self:') :].rpartition('.')[0]}.__class__" for t in bound}
             held = summary["globals"].items()
             names |= {f"{summary['module']}.{g}" for g, kind in held if _is_client(kind)}
         known = {r.summary["module"] for r in self.records.values() if r.summary is not None}

@@ -121,7 +121,7 @@ def _model_symbol(call: ast.Call, values: Values, imports: ImportMap) -> str | N
         kind = values.kind(node, call)
         if kind and ".".join(chain) in values.catalog.methods.get(kind, ()):
             return name or ast.unparse(call.func)
-    if values.kind(call.func, call) == MODEL_FUNCTION:
+    if values.held_kind(call.func, call) == MODEL_FUNCTION:
         return name or ast.unparse(call.func)
     return None
 

@@ -14,7 +14,14 @@ from functools import lru_cache
 
 from .tree import Tree, dotted
 
-__all__ = ["INPUT_FIELDS", "NAME_FIELDS", "model_chosen", "reads_tool_name", "takes_tool_input"]
+__all__ = [
+    "INPUT_FIELDS",
+    "NAME_FIELDS",
+    "may_choose",
+    "model_chosen",
+    "reads_tool_name",
+    "takes_tool_input",
+]
 
 #: fields and parameters that hold the name of the tool the model picked
 NAME_FIELDS = frozenset({"name", "tool_name", "function_name", "fn_name", "tool"})
@@ -42,6 +49,20 @@ def reads_tool_name(expr: ast.expr) -> bool:
     if isinstance(base, ast.Call) and dotted(base.func) == "type":
         return False
     return not (isinstance(base, ast.Attribute) and base.attr == "__class__")
+
+
+@lru_cache(maxsize=1)
+def may_choose(tree: Tree) -> bool:
+    """Whether the module reads a tool name anywhere (``x.name``, ``x["name"]``, a ``name``
+    parameter): without one, no lookup in it can be model-chosen (a cheap test first)."""
+    if any(a.attr in NAME_FIELDS for a in tree.nodes(ast.Attribute)):
+        return True
+    if any(a.arg in NAME_FIELDS for a in tree.nodes(ast.arg)):
+        return True
+    return any(
+        isinstance(s.slice, ast.Constant) and s.slice.value in NAME_FIELDS
+        for s in tree.nodes(ast.Subscript)
+    )
 
 
 @lru_cache(maxsize=1)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Collection, Iterator
 
-from .chosen import model_chosen, takes_tool_input
+from .chosen import may_choose, model_chosen, takes_tool_input
 from .guards import Guards
 from .project import TOOL_METHODS
 from .summary import call_ref
@@ -121,7 +121,10 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
     """Dispatch sites through unknown tables, one per lookup (``known``: ids of calls already
     reported)."""
     tree, chosen, params = guards.tree, guards.chosen, guards.tool_params
-    aliases = _aliases(tree, chosen)
+    named = bool(chosen) or may_choose(tree)
+    if not (named or params):
+        return
+    aliases = _aliases(tree, chosen) if named else {}
     # a tool's own parameters: a table entry picked by one and run (a sub-agent by the name the
     # model wrote), not data read by one (``files[path]``, ``client.get_collection(name)``)
     picked = _aliases(tree, params, strict=True) if params else {}
@@ -129,12 +132,17 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
     for call in sorted(tree.nodes(ast.Call), key=lambda c: (c.lineno, c.col_offset)):
         if id(call) in known:
             continue
+        # the lookup first: most calls are none, and the input test walks the arguments
         lookup = None
-        if takes_tool_input(call, tree, chosen):
+        if named:
             lookup = _lookup_of(call.func, tree, chosen, aliases)
             lookup = lookup or _handed_lookup(call, tree, chosen)
-        if lookup is None and _runs(call) and takes_tool_input(call, tree, params):
+        if lookup is not None and not takes_tool_input(call, tree, chosen):
+            lookup = None
+        if lookup is None and params and _runs(call):
             lookup = _lookup_of(call.func, tree, params, picked, strict=True)
+            if lookup is not None and not takes_tool_input(call, tree, params):
+                lookup = None
         if lookup is None or id(lookup) in reported:
             continue
         reported.add(id(lookup))

@@ -50,6 +50,7 @@ class Tree:
         #: ``if isinstance(x, C):`` -> ``("x", C)`` (filled by ``narrowed``)
         self._narrowing: dict[ast.AST, tuple[str, ast.expr]] | None = None
         self._narrowed_names: set[str] = set()
+        self._narrowed_tails: set[str] = set()
         # One hand-rolled pass instead of many ast.walk() calls: ast.walk dominates the profile.
         stack: list[ast.AST] = [module]
         parents = self._parents
@@ -155,7 +156,11 @@ class Tree:
                     if name:
                         self._narrowing[parent] = (name, call.args[1])
             self._narrowed_names = {name for name, _ in self._narrowing.values()}
+            self._narrowed_tails = {n.rpartition(".")[2] for n in self._narrowed_names}
         if not self._narrowing:
+            return None
+        tail = expr.attr if isinstance(expr, ast.Attribute) else getattr(expr, "id", None)
+        if tail not in self._narrowed_tails:
             return None
         name = dotted(expr)
         if name not in self._narrowed_names:
