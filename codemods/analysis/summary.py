@@ -49,6 +49,9 @@ TOOL_POSITIONS = {
     "langgraph.prebuilt.ToolNode": 0,
     "langgraph.prebuilt.create_react_agent": 1,
     "bind_tools": 0,
+    # guardkit's integrations that take the tools they gate (``tools=guard_tools([...])``)
+    "guardkit.plugins.langchain.guarded_tool_node": 0,
+    "guardkit.plugins.openai_agents.guard_tools": 0,
 }
 #: the pseudo-function that holds a module's top-level code
 MODULE_CODE = "<module>"
@@ -163,6 +166,11 @@ def _spec_callables(call: ast.Call) -> list[ast.expr]:
     return [v for k, v in keywords.items() if isinstance(v, ast.Name) and k in RUNNER_KEYWORDS]
 
 
+def _is_gate(call: ast.Call, values: Values) -> bool:
+    """A call of a guardkit integration itself (``guarded_tool_node([...])``)."""
+    return values.qualify(dotted(call.func)) in values.catalog.gates
+
+
 def tool_arguments(call: ast.Call, values: Values) -> list[ast.expr]:
     """The arguments of ``call`` that hand tools to a model or an agent."""
     found = [k.value for k in call.keywords if k.arg in TOOL_KEYWORDS]
@@ -243,8 +251,9 @@ def summarize(tree: Tree, values: Values, calls: CallIndex) -> Summary:
     gated: list[str] = []
     looped: set[str] = set()
     for call in tree.nodes(ast.Call):
+        arguments_gated = values.has_gate(call) or _is_gate(call, values)
         for argument in tool_arguments(call, values):
-            (gated if values.has_gate(call) else tools).extend(_elements(argument, values))
+            (gated if arguments_gated else tools).extend(_elements(argument, values))
         owner = owner_of(tree, call)
         facts = functions[owners[owner] if owner is not None and owner in owners else top]
         if id(call) in ungated:
