@@ -30,6 +30,7 @@ __all__ = [
     "qualified",
     "summarize",
     "tool_arguments",
+    "tool_names",
 ]
 
 Def = ast.FunctionDef | ast.AsyncFunctionDef
@@ -181,6 +182,13 @@ def tool_arguments(call: ast.Call, values: Values) -> list[ast.expr]:
     if position is not None and len(call.args) > position:
         found.append(call.args[position])
     return found
+
+
+def tool_names(call: ast.Call, values: Values) -> list[str]:
+    """Qualified names of the functions, classes or collections ``call`` hands over as tools."""
+    return [
+        name for argument in tool_arguments(call, values) for name in _elements(argument, values)
+    ]
 
 
 def _collections(tree: Tree, values: Values) -> dict[str, list[str]]:
