@@ -65,7 +65,7 @@ def framework_name(module: ast.Module, symbol: str) -> str:
     ``module`` by: the one its decorator or class gives, else the function's own."""
     owner, _, func = symbol.rpartition(".")
     kinds = ast.ClassDef if owner else (ast.FunctionDef, ast.AsyncFunctionDef)
-    for node in module.body:
+    for node in ast.walk(module):
         if isinstance(node, kinds) and node.name == (owner or func):
             return _given_name(node) or func
     return func

@@ -90,24 +90,27 @@ def _append_arg(call: cst.Call, new: cst.Arg) -> cst.Call:
 
 
 def _append_element(value: cst.List, new: cst.BaseExpression) -> cst.List:
-    """``[..., new]``, one element per line when the list is laid out that way."""
+    """``[..., new]``, one element per line when the list is laid out that way (a comment
+    after the last element stays with it)."""
     elements = list(value.elements)
     if not elements:
         return value.with_changes(elements=[cst.Element(new)])
     last = elements[-1]
-    trailing = isinstance(last.comma, cst.Comma)
+    end = cst.Comma() if isinstance(last.comma, cst.Comma) else cst.MaybeSentinel.DEFAULT
     opening = value.lbracket.whitespace_after
-    if isinstance(opening, cst.ParenthesizedWhitespace):
-        separator: cst.BaseParenthesizableWhitespace = _next_line(opening, opening.last_line)
-        if isinstance(last.comma, cst.Comma) and isinstance(
-            last.comma.whitespace_after, cst.ParenthesizedWhitespace
-        ):
-            separator = last.comma.whitespace_after.with_changes(last_line=opening.last_line)
-    else:
-        separator = cst.SimpleWhitespace(" ")
+    closing = value.rbracket.whitespace_before
+    if not isinstance(opening, cst.ParenthesizedWhitespace):
+        elements[-1] = last.with_changes(
+            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        )
+        return value.with_changes(elements=[*elements, cst.Element(new, comma=end)])
+    separator = _next_line(opening, opening.last_line)
+    if isinstance(closing, cst.ParenthesizedWhitespace):
+        separator = closing.with_changes(last_line=opening.last_line)
+        closing = _next_line(closing, closing.last_line)
     elements[-1] = last.with_changes(comma=cst.Comma(whitespace_after=separator))
-    end = cst.Comma() if trailing else cst.MaybeSentinel.DEFAULT
-    return value.with_changes(elements=[*elements, cst.Element(new, comma=end)])
+    rbracket = value.rbracket.with_changes(whitespace_before=closing)
+    return value.with_changes(elements=[*elements, cst.Element(new, comma=end)], rbracket=rbracket)
 
 
 class _Indent(cst.CSTTransformer):
