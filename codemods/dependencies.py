@@ -62,15 +62,18 @@ def _add_to_array(text: str, extras: set[str]) -> str | None:
     if close < 0:
         return None
     inside = text[start:close]
+    # the host's own quotes: 'single' where its entries use them
+    quote = "'" if re.match(r"\s*'", inside) else '"'
+    entry = f"{quote}{requirement(extras)}{quote}"
     if "\n" not in inside:
         sep = ", " if inside.strip() else ""
         body = inside.rstrip().rstrip(",")
-        return f'{text[:start]}{body}{sep}"{requirement(extras)}"]{text[close + 1 :]}'
+        return f"{text[:start]}{body}{sep}{entry}]{text[close + 1 :]}"
     indent = re.search(r"\n([ \t]+)\S", inside)
     pad = indent.group(1) if indent else "    "
     body = inside.rstrip()
     comma = "" if body.endswith(",") or not body.strip() else ","
-    return f'{text[:start]}{body}{comma}\n{pad}"{requirement(extras)}",\n{text[close:]}'
+    return f"{text[:start]}{body}{comma}\n{pad}{entry},\n{text[close:]}"
 
 
 def _closing_bracket(text: str, start: int) -> int:

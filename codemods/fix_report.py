@@ -19,8 +19,10 @@ __all__ = ["CONFIGURE", "finish", "project_root"]
 CONFIGURE = (
     "Configure the guard of the fixed project through the environment: GUARDKIT_AGENT (the "
     "agent's id), GUARDKIT_DB (a ledger path) or GUARDKIT_URL and GUARDKIT_TOKEN (a guardkit "
-    f"server), and GUARDKIT_POLICY={FILE_NAME}; in its tests, the guard_agent pytest fixture. "
-    "See docs/scan.md."
+    f"server), and GUARDKIT_POLICY={FILE_NAME}. Its tests run each test under guardkit's "
+    "guard_agent fixture (an in-memory guard that allows everything) with "
+    'usefixtures = ["guard_agent"] in [tool.pytest.ini_options], or pytest -o '
+    "usefixtures=guard_agent. See docs/scan.md."
 )
 
 
