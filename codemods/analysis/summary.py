@@ -247,7 +247,7 @@ def summarize(tree: Tree, values: Values, calls: CallIndex) -> Summary:
             functions[name] = FunctionFacts(
                 model=False,
                 limit=sorted(set(tests.get(func, ()))),
-                retried=retried(func, values.imports),
+                retried=retried(func, values.imports, tree),
                 calls=[],
                 params=[a.arg for a in (*func.args.posonlyargs, *func.args.args)],
             )
