@@ -106,7 +106,12 @@ def _add_to_poetry(text: str, extras: set[str]) -> str | None:
     value = '"*"'
     if extras:
         value = f'{{version = "*", extras = [{", ".join(json.dumps(e) for e in sorted(extras))}]}}'
-    return f"{text[: section.end()]}\nguardkit = {value}{text[section.end() :]}"
+    # last in the table, where a new dependency goes (``python`` stays first)
+    following = re.search(r"(?m)^\[", text[section.end() :])
+    end = section.end() + following.start() if following else len(text)
+    body = text[section.end() : end].rstrip()
+    rest = text[section.end() + len(body) :] or "\n"
+    return f"{text[: section.end()]}{body}\nguardkit = {value}{rest}"
 
 
 def _extend_listed(text: str, entries: list[str], extras: set[str]) -> str | None:

@@ -100,9 +100,20 @@ def test_only_the_missing_extras_are_added(tmp_path: Path) -> None:
     assert (tmp_path / "requirements.txt").read_text() == "httpx\nguardkit[mcp]>=0.1\n"
 
 
-def test_poetry_gets_the_extras_as_a_table(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text('[tool.poetry.dependencies]\npython = "^3.11"\n')
+def test_poetry_gets_the_extras_as_a_table_last(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.poetry.dependencies]\npython = "^3.11"\nx = "1"\n\n[tool.x]\na = 1\n'
+    )
     add_dependency(tmp_path, {"pydantic-ai"})
-    data = tomllib.loads((tmp_path / "pyproject.toml").read_text())
-    entry = data["tool"]["poetry"]["dependencies"]["guardkit"]
+    text = (tmp_path / "pyproject.toml").read_text()
+    assert 'x = "1"\nguardkit = {version = "*", extras = ["pydantic-ai"]}\n\n[tool.x]' in text
+    entry = tomllib.loads(text)["tool"]["poetry"]["dependencies"]["guardkit"]
     assert entry == {"version": "*", "extras": ["pydantic-ai"]}
+
+
+def test_the_hosts_quote_style_is_kept(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        "[project]\nname = 'a'\ndependencies = [\n  'x == 1',\n]\n"
+    )
+    add_dependency(tmp_path, {"mcp"})
+    assert "  'x == 1',\n  'guardkit[mcp]',\n]" in (tmp_path / "pyproject.toml").read_text()
