@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from fnmatch import fnmatch
@@ -77,11 +77,13 @@ def discover(
 Task = tuple[str, str, bool, Env | None]
 
 
-def _work(config: Config, task: Task) -> tuple[Record, os.stat_result | None]:
+def _work(
+    config: Config, task: Task, sources: Mapping[str, bytes] | None = None
+) -> tuple[Record, os.stat_result | None]:
     path, name, force, env = task
     try:
-        data = Path(path).read_bytes()
-        stat = os.stat(path)
+        data = sources[path] if sources and path in sources else Path(path).read_bytes()
+        stat = None if sources and path in sources else os.stat(path)
     except OSError as exc:
         return Record(FileResult(path=path, error=f"cannot read: {exc.strerror or exc}")), None
     try:
@@ -95,9 +97,9 @@ def _work(config: Config, task: Task) -> tuple[Record, os.stat_result | None]:
 
 
 def _analyse(
-    tasks: list[Task], config: Config, jobs: int
+    tasks: list[Task], config: Config, jobs: int, sources: Mapping[str, bytes] | None = None
 ) -> Iterator[tuple[Record, os.stat_result | None]]:
-    work = partial(_work, config)
+    work = partial(_work, config, sources=sources)
     if jobs <= 1 or len(tasks) < _PARALLEL_MIN:
         yield from map(work, tasks)
         return
@@ -175,7 +177,16 @@ def _modules_of(names: set[str], by_module: dict[str, str]) -> set[str]:
 class _Run:
     """The state of one scan: records by path, cache and progress."""
 
-    def __init__(self, files: list[str], config: Config, jobs: int, cache: ScanCache | None):
+    def __init__(
+        self,
+        files: list[str],
+        config: Config,
+        jobs: int,
+        cache: ScanCache | None,
+        sources: Mapping[str, bytes] | None = None,
+    ):
+        #: file contents that replace what is on disk (a fix's changes before they are written)
+        self.sources = sources or {}
         self.config = replace(config, select=(), ignore=())
         self.jobs = jobs
         self.cache = cache
@@ -184,7 +195,8 @@ class _Run:
         self._backward_done: set[str] = set()
 
     def run(self, tasks: list[Task], progress: Progress | None = None) -> None:
-        for done, (record, stat) in enumerate(_analyse(tasks, self.config, self.jobs), 1):
+        work = _analyse(tasks, self.config, self.jobs, self.sources)
+        for done, (record, stat) in enumerate(work, 1):
             path = record.result.path
             self.records[path] = record
             if self.cache is not None and stat is not None and record.digest:
@@ -280,7 +292,7 @@ class _Run:
             if name.partition(".")[0] not in roots or not self.records[path].result.skipped:
                 continue
             try:
-                if pattern.search(Path(path).read_bytes()):
+                if pattern.search(self.sources.get(path) or Path(path).read_bytes()):
                     found.append(path)
             except OSError:
                 continue
@@ -307,11 +319,17 @@ class _Run:
 
 
 def project_envs(
-    files: list[str], config: Config, *, jobs: int = 0, cache: ScanCache | None = None
+    files: list[str],
+    config: Config,
+    *,
+    jobs: int = 0,
+    cache: ScanCache | None = None,
+    sources: Mapping[str, bytes] | None = None,
 ) -> dict[str, tuple[str, Env]]:
     """Module name and project environment of each analysed file (what ``fix`` needs to apply
-    a cross-module finding in the module it belongs to)."""
-    state = _Run(files, config, jobs or os.cpu_count() or 1, cache)
+    a cross-module finding in the module it belongs to); ``sources`` replaces the contents of
+    some files (a fix's first changes, not yet written)."""
+    state = _Run(files, config, jobs or os.cpu_count() or 1, cache, sources)
     state.first_phase(files, None)
     state.expand(files)
     index = state.final_phase()

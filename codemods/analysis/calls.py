@@ -188,7 +188,7 @@ def _model_call(
     stmt = tree.statement_of(node)
     wrap = retry_loop(tree, node) or stmt
     function = tree.function_of(node)
-    in_retried = retried(function, imports)
+    in_retried = retried(function, imports, tree)
     loops = tuple(tree.loops_of(node))
     region = _innermost(tree, wrap)
     before = [

@@ -240,6 +240,8 @@ MODEL_ENDPOINTS = (
 GATES = frozenset(
     {
         "guardkit.plugins.langchain.GuardMiddleware",
+        "guardkit.plugins.langchain.guarded_tool_node",
+        "guardkit.plugins.pydantic_ai.GuardCapability",
         "guardkit.plugins.pydantic_ai.GuardedToolset",
         "guardkit.plugins.pydantic_ai.GuardedModel",
         "guardkit.plugins.openai_agents.GuardHooks",

@@ -21,7 +21,7 @@ from .catalog import TOOL_HOOKS, TOOL_SERVER_CLIENTS
 from .tree import FUNCTION_NODES, Tree, dotted
 from .values import Values
 
-__all__ = ["Handed", "TOOL_KEYWORDS", "hand_over", "tool_arguments"]
+__all__ = ["Handed", "TOOL_KEYWORDS", "hand_over", "tool_arguments", "tool_names"]
 
 Def = ast.FunctionDef | ast.AsyncFunctionDef
 #: keyword arguments that hand tools to a model or an agent
@@ -39,6 +39,9 @@ TOOL_POSITIONS = {
     "langgraph.prebuilt.ToolNode": 0,
     "langgraph.prebuilt.create_react_agent": 1,
     "bind_tools": 0,
+    # guardkit's integrations that take the tools they gate (``tools=guard_tools([...])``)
+    "guardkit.plugins.langchain.guarded_tool_node": 0,
+    "guardkit.plugins.openai_agents.guard_tools": 0,
 }
 #: methods of a tool server that register a function given as their first argument
 #: (``mcp.tool(fn, name=...)``, ``mcp.add_tool(fn)``, ``agent.tool_plain(fn)``)
@@ -85,6 +88,11 @@ def _spec_callables(call: ast.Call) -> list[ast.expr]:
     if not SPEC_KEYWORDS & keywords.keys():
         return []
     return [v for k, v in keywords.items() if isinstance(v, ast.Name) and k in RUNNER_KEYWORDS]
+
+
+def _is_gate(call: ast.Call, values: Values) -> bool:
+    """A call of a guardkit integration itself (``guarded_tool_node([...])``)."""
+    return values.qualify(dotted(call.func)) in values.catalog.gates
 
 
 def tool_arguments(call: ast.Call, values: Values) -> list[ast.expr]:
@@ -258,9 +266,19 @@ def hand_over(tree: Tree, values: Values) -> Handed:
         if not arguments:
             continue
         resolver = resolver or _Resolver(tree, values)
-        names = out.gated if values.has_gate(call) else out.names
+        gated = values.has_gate(call) or _is_gate(call, values)
+        names = out.gated if gated else out.names
         for argument in arguments:
             resolver.elements(argument, call, out, names)
     out.names = sorted(set(out.names))
     out.gated = sorted(set(out.gated))
     return out
+
+
+def tool_names(call: ast.Call, tree: Tree, values: Values) -> list[str]:
+    """Qualified names (and ``self:`` refs) of what ``call`` hands over as tools."""
+    out = Handed()
+    resolver = _Resolver(tree, values)
+    for argument in tool_arguments(call, values):
+        resolver.elements(argument, call, out, out.names)
+    return sorted(set(out.names))

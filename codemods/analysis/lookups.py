@@ -111,6 +111,21 @@ def _handed_lookup(call: ast.Call, tree: Tree, chosen: Chosen) -> ast.expr | Non
     return None
 
 
+def _gated_literal(lookup: ast.expr, guards: Guards) -> bool:
+    """``{"add": add, "search": search}[name]``: a table written where it is used, every entry
+    a function of the module that a guard wraps (each requests itself)."""
+    table: ast.expr | None = None
+    if isinstance(lookup, ast.Subscript):
+        table = lookup.value
+    elif isinstance(lookup, ast.Call) and isinstance(lookup.func, ast.Attribute):
+        table = lookup.func.value
+    if not isinstance(table, ast.Dict) or not table.values:
+        return False
+    functions = guards.values.functions
+    entries = [functions.get(v.id) if isinstance(v, ast.Name) else None for v in table.values]
+    return all(f is not None and guards.function_gated(f) for f in entries)
+
+
 def _runs(call: ast.Call) -> bool:
     """A direct call, or a method through which frameworks run a tool or an agent."""
     func = call.func.value if isinstance(call.func, ast.Await) else call.func
@@ -143,7 +158,7 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
             lookup = _lookup_of(call.func, tree, params, picked, strict=True)
             if lookup is not None and not takes_tool_input(call, tree, params):
                 lookup = None
-        if lookup is None or id(lookup) in reported:
+        if lookup is None or id(lookup) in reported or _gated_literal(lookup, guards):
             continue
         reported.add(id(lookup))
         symbol = ast.unparse(lookup.value if isinstance(lookup, ast.Await) else lookup)

@@ -253,7 +253,7 @@ def _function_facts(
             functions[name] = FunctionFacts(
                 model=False,
                 limit=sorted(set(tests.get(func, ()))),
-                retried=retried(func, values.imports),
+                retried=retried(func, values.imports, tree),
                 calls=[],
                 params=[a.arg for a in (*func.args.posonlyargs, *func.args.args)],
                 abstract=_abstract(func),

@@ -42,6 +42,19 @@ VALID: tuple[Valid, ...] = (
     ),
     Valid(
         code="""
+        import guardkit
+        @guardkit.tool()
+        def search(q): return q
+        @guardkit.tool()
+        def fetch(url): return url
+        def run(call):
+            chosen = {"search": search, "fetch": fetch}[call["name"]]
+            return chosen(**call["args"])
+        """,
+        note="a table written where it is used, every entry guarded",
+    ),
+    Valid(
+        code="""
         COMMANDS = {"start": print}
         def main(cmd):
             COMMANDS[cmd]("x")
