@@ -2,28 +2,51 @@
 
 In order of preference: ``[project].dependencies`` in ``pyproject.toml`` (unless listed as
 ``dynamic``), ``[tool.poetry.dependencies]``, ``requirements.txt``. The file is edited as text
-(one line or one array element added) so its formatting and comments are kept; nothing is done
-when guardkit is already listed.
+(one line or one array element added) so its formatting and comments are kept. The requirement
+carries the extras of the framework integrations the fix attached (``guardkit[langchain]``);
+when guardkit is already listed, only the extras it lacks are added to that entry.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_dependency"]
+__all__ = ["add_dependency", "requirement"]
 
 _NAME = re.compile(r"^\s*guardkit\b", re.IGNORECASE)
-_REQUIREMENT = '"guardkit"'
+#: a guardkit requirement line or string: its extras, and what follows them
+_ENTRY = re.compile(
+    r"^(?P<name>\s*guardkit\s*)(?:\[(?P<extras>[^\]]*)\])?(?P<rest>.*)$", re.I | re.S
+)
+
+
+def requirement(extras: Iterable[str] = ()) -> str:
+    """``guardkit``, or ``guardkit[langchain,mcp]`` with extras."""
+    names = sorted(set(extras))
+    return f"guardkit[{','.join(names)}]" if names else "guardkit"
 
 
 def _listed(entries: Any) -> bool:
     return isinstance(entries, (list, dict)) and any(_NAME.match(str(e)) for e in entries)
 
 
-def _add_to_array(text: str) -> str | None:
+def _with_extras(entry: str, extras: set[str]) -> str:
+    """A listed requirement string with the missing ``extras`` added (unchanged if none)."""
+    found = _ENTRY.match(entry)
+    if found is None:
+        return entry
+    have = {e.strip() for e in (found["extras"] or "").split(",") if e.strip()}
+    if extras <= have:
+        return entry
+    return f"{found['name'].rstrip()}[{','.join(sorted(have | extras))}]{found['rest']}"
+
+
+def _add_to_array(text: str, extras: set[str]) -> str | None:
     """``dependencies = [...]`` inside ``[project]``, with one more element."""
     section = re.search(r"(?m)^\[project\]\s*$", text)
     if section is None:
@@ -33,21 +56,24 @@ def _add_to_array(text: str) -> str | None:
     found = re.search(r"(?m)^dependencies\s*=\s*\[", text[section.end() : stop])
     if found is None:
         header = section.end()
-        return f"{text[:header]}\ndependencies = [{_REQUIREMENT}]{text[header:]}"
+        return f'{text[:header]}\ndependencies = ["{requirement(extras)}"]{text[header:]}'
     start = section.end() + found.end()
     close = _closing_bracket(text, start)
     if close < 0:
         return None
     inside = text[start:close]
+    # the host's own quotes: 'single' where its entries use them
+    quote = "'" if re.match(r"\s*'", inside) else '"'
+    entry = f"{quote}{requirement(extras)}{quote}"
     if "\n" not in inside:
         sep = ", " if inside.strip() else ""
         body = inside.rstrip().rstrip(",")
-        return f"{text[:start]}{body}{sep}{_REQUIREMENT}]{text[close + 1 :]}"
+        return f"{text[:start]}{body}{sep}{entry}]{text[close + 1 :]}"
     indent = re.search(r"\n([ \t]+)\S", inside)
     pad = indent.group(1) if indent else "    "
     body = inside.rstrip()
     comma = "" if body.endswith(",") or not body.strip() else ","
-    return f"{text[:start]}{body}{comma}\n{pad}{_REQUIREMENT},\n{text[close:]}"
+    return f"{text[:start]}{body}{comma}\n{pad}{entry},\n{text[close:]}"
 
 
 def _closing_bracket(text: str, start: int) -> int:
@@ -73,11 +99,31 @@ def _closing_bracket(text: str, start: int) -> int:
     return -1
 
 
-def _add_to_poetry(text: str) -> str | None:
+def _add_to_poetry(text: str, extras: set[str]) -> str | None:
     section = re.search(r"(?m)^\[tool\.poetry\.dependencies\]\s*$", text)
     if section is None:
         return None
-    return f'{text[: section.end()]}\nguardkit = "*"{text[section.end() :]}'
+    value = '"*"'
+    if extras:
+        value = f'{{version = "*", extras = [{", ".join(json.dumps(e) for e in sorted(extras))}]}}'
+    # last in the table, where a new dependency goes (``python`` stays first)
+    following = re.search(r"(?m)^\[", text[section.end() :])
+    end = section.end() + following.start() if following else len(text)
+    body = text[section.end() : end].rstrip()
+    rest = text[section.end() + len(body) :] or "\n"
+    return f"{text[: section.end()]}{body}\nguardkit = {value}{rest}"
+
+
+def _extend_listed(text: str, entries: list[str], extras: set[str]) -> str | None:
+    """``text`` with the listed guardkit requirement given the ``extras`` it lacks."""
+    entry = next((e for e in entries if _NAME.match(e)), None)
+    if entry is None or _with_extras(entry, extras) == entry:
+        return None
+    for quote in ('"', "'"):
+        if f"{quote}{entry}{quote}" in text:
+            new = f"{quote}{_with_extras(entry, extras)}{quote}"
+            return text.replace(f"{quote}{entry}{quote}", new, 1)
+    return None
 
 
 def _parses_with_guardkit(text: str) -> bool:
@@ -91,8 +137,10 @@ def _parses_with_guardkit(text: str) -> bool:
     return _listed(project.get("dependencies")) or _listed(poetry)
 
 
-def add_dependency(root: Path) -> Path | None:
-    """Add guardkit to the project at ``root``; the file changed, or ``None``."""
+def add_dependency(root: Path, extras: Iterable[str] = ()) -> Path | None:
+    """Add guardkit (with ``extras``) to the project at ``root``; the file changed, or
+    ``None``."""
+    wanted = set(extras)
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         text = pyproject.read_text(encoding="utf-8")
@@ -102,22 +150,32 @@ def add_dependency(root: Path) -> Path | None:
             data = {}  # not ours to repair: fall through to requirements.txt
         project = data.get("project", {})
         poetry = data.get("tool", {}).get("poetry", {}).get("dependencies")
-        if _listed(project.get("dependencies")) or _listed(poetry):
-            return None
         changed = None
-        if project and "dependencies" not in project.get("dynamic", []):
-            changed = _add_to_array(text)
+        if _listed(project.get("dependencies")) or _listed(poetry):
+            listed = project.get("dependencies")
+            if isinstance(listed, list):
+                changed = _extend_listed(text, [str(e) for e in listed], wanted)
+            if changed is None:
+                return None
+        elif project and "dependencies" not in project.get("dynamic", []):
+            changed = _add_to_array(text, wanted)
         elif poetry is not None:
-            changed = _add_to_poetry(text)
+            changed = _add_to_poetry(text, wanted)
         if changed is not None and _parses_with_guardkit(changed):
             pyproject.write_text(changed, encoding="utf-8")
             return pyproject
     requirements = root / "requirements.txt"
     if requirements.is_file():
         text = requirements.read_text(encoding="utf-8")
-        if any(_NAME.match(line) for line in text.splitlines()):
-            return None
+        lines = text.splitlines(keepends=True)
+        listed_at = next((i for i, line in enumerate(lines) if _NAME.match(line)), None)
+        if listed_at is not None:
+            if _with_extras(lines[listed_at], wanted) == lines[listed_at]:
+                return None
+            lines[listed_at] = _with_extras(lines[listed_at], wanted)
+            requirements.write_text("".join(lines), encoding="utf-8")
+            return requirements
         newline = "" if not text or text.endswith("\n") else "\n"
-        requirements.write_text(f"{text}{newline}guardkit\n", encoding="utf-8")
+        requirements.write_text(f"{text}{newline}{requirement(wanted)}\n", encoding="utf-8")
         return requirements
     return None

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .config import find_pyproject
-from .dependencies import add_dependency
+from .dependencies import add_dependency, requirement
 from .fixer import FixResult
 from .policy_skeleton import FILE_NAME, render_policy
 
@@ -19,8 +19,10 @@ __all__ = ["CONFIGURE", "finish", "project_root"]
 CONFIGURE = (
     "Configure the guard of the fixed project through the environment: GUARDKIT_AGENT (the "
     "agent's id), GUARDKIT_DB (a ledger path) or GUARDKIT_URL and GUARDKIT_TOKEN (a guardkit "
-    f"server), and GUARDKIT_POLICY={FILE_NAME}; in its tests, the guard_agent pytest fixture. "
-    "See docs/scan.md."
+    f"server), and GUARDKIT_POLICY={FILE_NAME}. Its tests run each test under guardkit's "
+    "guard_agent fixture (an in-memory guard that allows everything) with "
+    'usefixtures = ["guard_agent"] in [tool.pytest.ini_options], or pytest -o '
+    "usefixtures=guard_agent. See docs/scan.md."
 )
 
 
@@ -48,14 +50,20 @@ def finish(
     changed = [r for r in results if r.changed and r.error is None]
     if write and changed:
         if dependency:
-            # each changed file's own project (a monorepo has several)
-            projects = {_project_of(Path(r.path).resolve(), root) for r in changed}
-            for project in sorted(projects):
-                edited = add_dependency(project)
+            # each changed file's own project (a monorepo has several), with the extras of the
+            # integrations attached in it
+            projects: dict[Path, set[str]] = {}
+            for r in changed:
+                projects.setdefault(_project_of(Path(r.path).resolve(), root), set()).update(
+                    r.extras
+                )
+            for project, extras in sorted(projects.items()):
+                edited = add_dependency(project, extras)
                 if edited is not None:
-                    echo(f"Added guardkit to the dependencies in {_shown(edited)}.")
+                    echo(f"Added {requirement(extras)} to the dependencies in {_shown(edited)}.")
         policy = root / FILE_NAME
-        tools = [t for r in changed for t in r.tools]
+        # a file the fix left alone may hold tools an integration elsewhere now gates
+        tools = sorted({t for r in results if r.error is None for t in r.tools})
         if policy.exists():
             echo(f"Kept the existing {_shown(policy)}; tools gated now: {', '.join(tools)}.")
         else:

@@ -1,28 +1,44 @@
-"""Apply the codemods to source text: ``fix_source`` returns the new code or an error."""
+"""Apply the codemods to source text: ``fix_source`` returns the new code or an error.
+
+A fix runs in two steps. First, framework agents and MCP servers get guardkit's integration
+where they are built (``AttachIntegrations``); then the project is analysed again, so a tool
+or a run that an integration now gates (in any module) is not decorated or gated a second
+time, and the other codemods fix what is left. ``fix_source`` does both on one module,
+``fix_paths`` on a project.
+"""
 
 from __future__ import annotations
 
 import ast
 import difflib
 import os
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from libcst.codemod import CodemodContext, TransformFailure, TransformSuccess, transform_module
 
 from .analysis.project import Env
+from .analysis.summary import qualified
 from .config import Config
 from .findings import Finding
-from .import_style import ImportStyle, place_guardkit_import
+from .import_style import ImportStyle, place_guardkit_imports
+from .layout import fit
+from .policy_skeleton import framework_name
 from .runner import project_envs
 from .scanner import analyse_source
-from .transforms import TRANSFORMS, FindingCodemod
+from .transforms import TRANSFORMS, AttachIntegrations, FindingCodemod
+from .transforms.integration_plan import plan
 
-__all__ = ["FixResult", "fix_paths", "fix_source", "unified_diff"]
+__all__ = ["FixResult", "fix_paths", "fix_source", "integrate_source", "unified_diff"]
 
 _PARALLEL_MIN = 8  # a file to fix costs ~0.1 s of libcst work, more than a worker's start-up
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,14 +50,127 @@ class FixResult:
     after: str
     applied: tuple[str, ...] = ()
     error: str | None = None
-    #: names of the tools the fix put behind ``guardkit.tool()`` (for the policy skeleton)
+    #: names of the tools the fix gated, with ``guardkit.tool()`` or a framework integration
+    #: (for the policy skeleton)
     tools: tuple[str, ...] = ()
     #: findings no codemod fixes, reported as follow-ups
     followups: tuple[Finding, ...] = ()
+    #: extras of the ``guardkit`` requirement the code needs now (``langchain``, ``mcp``...)
+    extras: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
         return self.before != self.after
+
+
+def _exposed(code: str, path: str, config: Config, name: str, env: Env | None) -> set[str]:
+    """Names of the tools reported unguarded (GK201) in ``code``."""
+    found = analyse_source(code.encode(), path, config, name=name, env=env, force=True)[0]
+    return {f.symbol for f in found.findings if f.rule == "GK201"}
+
+
+def integrate_source(
+    code: str,
+    path: str = "<module>",
+    config: Config | None = None,
+    *,
+    name: str = "",
+    env: Env | None = None,
+    ungated: frozenset[str] = frozenset(),
+) -> FixResult:
+    """The first step of a fix: attach framework integrations where they remove a finding
+    (``ungated``: qualified names of tools reported ungated elsewhere in the project)."""
+    config = config or Config()
+    sites = plan(code, path, config, name=name, env=env, ungated=ungated)
+    if not sites:
+        return FixResult(path=path, before=code, after=code)
+    codemod = AttachIntegrations(
+        CodemodContext(filename=path), config=config, env=env, module_name=name, sites=sites
+    )
+    result = transform_module(codemod, code)
+    if isinstance(result, TransformFailure):
+        message = f"AttachIntegrations failed: {result.error}"
+        return FixResult(path=path, before=code, after=code, error=message)
+    after = result.code if isinstance(result, TransformSuccess) else code
+    return FixResult(
+        path=path,
+        before=code,
+        after=after,
+        applied=("AttachIntegrations",) if after != code else (),
+        extras=tuple(sorted(codemod.extras)),
+    )
+
+
+def _fix_rest(
+    code: str,
+    path: str,
+    config: Config,
+    transforms: tuple[type[FindingCodemod], ...],
+    name: str,
+    env: Env | None,
+) -> tuple[FixResult, set[str]]:
+    """The second step: the finding-driven codemods, each on the output of the one before;
+    also the names of the tools reported unguarded before it."""
+    current = code
+    applied: list[str] = []
+    # A cheap ast pre-scan decides which codemods have work: each libcst pass costs a full parse.
+    found = analyse_source(code.encode(), path, config, name=name, env=env, force=True)[0]
+    exposed = {f.symbol for f in found.findings if f.rule == "GK201"}
+    todo = {f.rule for f in found.findings if f.fixable}
+    followups = tuple(f for f in found.findings if not f.fixable)
+    for transform in transforms:
+        if transform is AttachIntegrations or not todo.intersection(transform.RULES):
+            continue
+        context = CodemodContext(filename=path)
+        codemod = transform(context, config=config, env=env, module_name=name)
+        result = transform_module(codemod, current)
+        if isinstance(result, TransformFailure):
+            message = f"{transform.__name__} failed: {result.error}"
+            failed = FixResult(path=path, before=code, after=code, error=message)
+            return replace(failed, followups=followups), exposed
+        if isinstance(result, TransformSuccess):
+            current = result.code
+            applied.append(transform.__name__)
+    tools: tuple[str, ...] = ()
+    if "AddToolGuard" in applied:
+        tools = tuple(
+            f.symbol.rpartition(".")[2] for f in found.findings if f.rule == "GK201" and f.fixable
+        )
+    done = FixResult(
+        path=path,
+        before=code,
+        after=current,
+        applied=tuple(applied),
+        tools=tools,
+        followups=followups,
+    )
+    return done, exposed
+
+
+def _finish(
+    first: FixResult, second: tuple[FixResult, set[str]], exposed: set[str], style: ImportStyle
+) -> FixResult:
+    """One result for both steps: imports placed, long new lines split, the tools the
+    integrations gated (``exposed`` before the fix, not after the first step) added to those
+    the decorator gated."""
+    rest, left = second
+    if rest.error is not None:
+        return replace(rest, before=first.before, after=first.before)
+    after = rest.after
+    if first.applied or rest.applied:
+        after = place_guardkit_imports(after, style, first.before)
+        after = fit(first.before, after, style.line_length)
+    module = ast.parse(first.before) if exposed - left else None
+    integrated = {framework_name(module, t) for t in exposed - left if module is not None}
+    tools = sorted(integrated | set(rest.tools))
+    return replace(
+        rest,
+        before=first.before,
+        after=after,
+        applied=first.applied + rest.applied,
+        tools=tuple(tools),
+        extras=first.extras,
+    )
 
 
 def fix_source(
@@ -54,49 +183,18 @@ def fix_source(
     env: Env | None = None,
     style: ImportStyle | None = None,
 ) -> FixResult:
-    """Run each codemod in turn on module ``name`` in the project environment ``env`` (on its
-    own when ``None``); a failing codemod stops the file and is reported."""
+    """Run the codemods on module ``name`` in the project environment ``env`` (on its own
+    when ``None``); a failing codemod stops the file and is reported."""
     config = config or Config()
-    current = code
-    applied: list[str] = []
-    # A cheap ast pre-scan decides which codemods have work: each libcst pass costs a full parse.
-    found = analyse_source(code.encode(), path, config, name=name, env=env, force=True)[0]
-    todo = {f.rule for f in found.findings if f.fixable}
-    followups = tuple(f for f in found.findings if not f.fixable)
-    for transform in transforms:
-        if not todo.intersection(transform.RULES):
-            continue
-        context = CodemodContext(filename=path)
-        codemod = transform(context, config=config, env=env, module_name=name)
-        result = transform_module(codemod, current)
-        if isinstance(result, TransformFailure):
-            message = f"{transform.__name__} failed: {result.error}"
-            return FixResult(path=path, before=code, after=code, error=message, followups=followups)
-        if isinstance(result, TransformSuccess):
-            current = result.code
-            applied.append(transform.__name__)
-    if applied and not _imports_guardkit(code):
-        current = place_guardkit_import(current, style or ImportStyle())
-    tools: tuple[str, ...] = ()
-    if "AddToolGuard" in applied:
-        tools = tuple(
-            f.symbol.rpartition(".")[2] for f in found.findings if f.rule == "GK201" and f.fixable
-        )
-    return FixResult(
-        path=path,
-        before=code,
-        after=current,
-        applied=tuple(applied),
-        tools=tools,
-        followups=followups,
-    )
-
-
-def _imports_guardkit(code: str) -> bool:
-    return any(
-        isinstance(node, ast.Import) and any(a.name == "guardkit" for a in node.names)
-        for node in ast.parse(code).body
-    )
+    first = FixResult(path=path, before=code, after=code)
+    exposed: set[str] = set()
+    if AttachIntegrations in transforms:
+        exposed = _exposed(code, path, config, name, env)
+        first = integrate_source(code, path, config, name=name, env=env)
+        if first.error is not None:
+            return first
+    second = _fix_rest(first.after, path, config, transforms, name, env)
+    return _finish(first, second, exposed, style or ImportStyle())
 
 
 def unified_diff(result: FixResult) -> str:
@@ -109,34 +207,101 @@ def unified_diff(result: FixResult) -> str:
     return "".join(lines)
 
 
+def _display(path: str) -> str:
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+@dataclass(frozen=True, slots=True)
+class _Survey:
+    """A file before the fix: its source, or why it cannot be fixed; the tools reported
+    unguarded in it, by name and by qualified name; its module-level collections of names."""
+
+    code: str
+    error: str | None = None
+    exposed: frozenset[str] = frozenset()
+    ungated: frozenset[str] = frozenset()
+    collections: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+def _survey(config: Config, envs: dict[str, tuple[str, Env]], path: str) -> _Survey:
+    try:
+        code = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return _Survey("", f"cannot read: {exc}")
+    if path not in envs:
+        return _Survey(code)
+    try:
+        ast.parse(code)
+    except SyntaxError as exc:
+        return _Survey(code, f"cannot parse: {exc.msg}")
+    name, env = envs[path]
+    found, summary, _ = analyse_source(code.encode(), path, config, name=name, env=env, force=True)
+    exposed = frozenset(f.symbol for f in found.findings if f.rule == "GK201")
+    listed = summary["collections"] if summary else {}
+    return _Survey(
+        code,
+        exposed=exposed,
+        ungated=frozenset(qualified(name, t) for t in exposed),
+        collections=tuple((k, tuple(v)) for k, v in listed.items()),
+    )
+
+
+def _ungated(surveys: list[_Survey]) -> frozenset[str]:
+    """The project's ungated tools, and the collections that list one (a few levels deep:
+    ``TOOLS = [*FILE_TOOLS, search]``)."""
+    found: set[str] = set().union(*(s.ungated for s in surveys))
+    collections = [c for s in surveys for c in s.collections]
+    for _ in range(3):
+        more = {name for name, listed in collections if found.intersection(listed)} - found
+        if not more:
+            break
+        found |= more
+    return frozenset(found)
+
+
+def _integrate(
+    config: Config,
+    envs: dict[str, tuple[str, Env]],
+    ungated: frozenset[str],
+    item: tuple[str, _Survey],
+) -> FixResult:
+    path, survey = item
+    shown = _display(path)
+    if survey.error is not None or path not in envs:
+        return FixResult(path=shown, before=survey.code, after=survey.code, error=survey.error)
+    name, env = envs[path]
+    return integrate_source(survey.code, shown, config, name=name, env=env, ungated=ungated)
+
+
 def _fix_file(
     config: Config,
     envs: dict[str, tuple[str, Env]],
     style: ImportStyle,
-    path: str,
     write: bool,
+    item: tuple[str, _Survey, FixResult],
 ) -> FixResult:
-    try:
-        code = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return FixResult(path=path, before="", after="", error=f"cannot read: {exc}")
-    shown = _display(path)
-    if path not in envs:
-        return FixResult(path=shown, before=code, after=code)
-    try:
-        ast.parse(code)
-    except SyntaxError as exc:
-        return FixResult(path=shown, before=code, after=code, error=f"cannot parse: {exc.msg}")
+    path, survey, first = item
+    if first.error is not None or path not in envs:
+        return first
     name, env = envs[path]
-    result = fix_source(code, shown, config, name=name, env=env, style=style)
+    second = _fix_rest(first.after, first.path, config, TRANSFORMS, name, env)
+    result = _finish(first, second, set(survey.exposed), style)
     if write and result.changed and result.error is None:
         Path(path).write_text(result.after, encoding="utf-8")
     return result
 
 
-def _display(path: str) -> str:
-    rel = os.path.relpath(path)
-    return path if rel.startswith("..") else rel
+@contextmanager
+def _mapper(jobs: int, size: int) -> Iterator[Callable[[Callable[[T], R], Iterable[T]], list[R]]]:
+    """``map`` over one process pool for every step of a fix (in-process for small ones)."""
+    if jobs <= 1 or size < _PARALLEL_MIN:
+        yield lambda func, items: list(map(func, items))
+        return
+    chunk = max(1, size // (jobs * 4))
+    pool: Executor
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        yield lambda func, items: list(pool.map(func, items, chunksize=chunk))
 
 
 def fix_paths(
@@ -148,11 +313,15 @@ def fix_paths(
     style: ImportStyle | None = None,
 ) -> list[FixResult]:
     """Fix every file as one project; with ``write`` the changed files are rewritten. Imports
-    are placed per ``style`` (the host's isort settings)."""
+    are placed per ``style`` (the host's isort settings and line length)."""
     jobs = jobs or os.cpu_count() or 1
     envs = project_envs(files, config, jobs=jobs)
-    work = partial(_fix_file, config, envs, style or ImportStyle(), write=write)
-    if jobs <= 1 or len(files) < _PARALLEL_MIN:
-        return list(map(work, files))
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(work, files, chunksize=max(1, len(files) // (jobs * 4))))
+    with _mapper(jobs, len(files)) as mapped:
+        surveys = mapped(partial(_survey, config, envs), files)
+        items = list(zip(files, surveys, strict=True))
+        firsts = mapped(partial(_integrate, config, envs, _ungated(surveys)), items)
+        changed = {p: r.after.encode() for p, r in zip(files, firsts, strict=True) if r.changed}
+        if changed:
+            envs = project_envs(files, config, jobs=jobs, sources=changed)
+        work = partial(_fix_file, config, envs, style or ImportStyle(), write)
+        return mapped(work, list(zip(files, surveys, firsts, strict=True)))

@@ -1,25 +1,27 @@
-"""Place the ``import guardkit`` a fix adds where the host's isort or ruff would put it.
+"""Place the guardkit imports a fix adds where the host's isort or ruff would put it.
 
 ``ImportStyle.load(root)`` reads ``[tool.ruff.lint.isort]`` (or ``[tool.ruff.isort]``, ruff's
 ``ruff.toml``/``.ruff.toml``) or ``[tool.isort]``: ``known-first-party``, ``known-third-party``,
 ``force-sort-within-sections``, ``from-first``; modules under the project root or ``src/`` are
-first-party, as ruff's default ``src`` setting makes them. ``place_guardkit_import`` then moves
-the import into the third-party section, in sorted position, or opens that section between the
-standard-library and first-party ones, so the host's own ``ruff check --select I`` passes.
+first-party, as ruff's default ``src`` setting makes them. It also reads the line length the
+host's formatter or linter enforces (ruff, black, flake8). ``place_guardkit_imports`` then moves
+each added ``import guardkit`` / ``from guardkit... import ...`` line into the third-party
+section, in sorted position, or opens that section between the standard-library and
+first-party ones, so the host's own ``ruff check --select I`` passes.
 """
 
 from __future__ import annotations
 
 import ast
+import configparser
 import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ImportStyle", "place_guardkit_import"]
+__all__ = ["ImportStyle", "place_guardkit_imports"]
 
-_LINE = "import guardkit\n"
 _FUTURE, _STDLIB, _THIRD, _FIRST, _LOCAL = range(5)
 
 
@@ -35,12 +37,14 @@ def _names(raw: Any) -> frozenset[str]:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ImportStyle:
-    """The host's import-sorting settings that decide where ``import guardkit`` goes."""
+    """The host's import-sorting settings that decide where guardkit's imports go, and the
+    line length its formatter or linter enforces (``layout.fit`` splits longer new lines)."""
 
     first_party: frozenset[str] = frozenset()
     third_party: frozenset[str] = frozenset()
     force_sort_within_sections: bool = False
     from_first: bool = False
+    line_length: int = 88
 
     @classmethod
     def load(cls, root: Path) -> ImportStyle:
@@ -68,6 +72,7 @@ class ImportStyle:
             third_party=_names(get("known-third-party")),
             force_sort_within_sections=bool(get("force-sort-within-sections")),
             from_first=bool(get("from-first")),
+            line_length=_line_length(root),
         )
 
     def section(self, node: ast.Import | ast.ImportFrom) -> int:
@@ -84,26 +89,77 @@ class ImportStyle:
         return _STDLIB if top in sys.stdlib_module_names else _THIRD
 
 
+#: where a line length is configured: file, table path (TOML) or section (INI), key
+_LENGTHS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("pyproject.toml", ("tool", "ruff"), "line-length"),
+    ("ruff.toml", (), "line-length"),
+    (".ruff.toml", (), "line-length"),
+    ("pyproject.toml", ("tool", "black"), "line-length"),
+    ("setup.cfg", ("flake8",), "max-line-length"),
+    ("tox.ini", ("flake8",), "max-line-length"),
+    (".flake8", ("flake8",), "max-line-length"),
+)
+
+
+def _line_length(root: Path) -> int:
+    """The shortest line length the host configures for ruff, black or flake8 (88, their
+    formatters' default, when none is set): every one of them must pass on the fix."""
+    found: list[int] = []
+    for name, where, key in _LENGTHS:
+        path = root / name
+        if not path.is_file():
+            continue
+        try:
+            if name.endswith(".toml"):
+                with path.open("rb") as fh:
+                    value = _table(tomllib.load(fh), *where).get(key)
+            else:
+                parser = configparser.ConfigParser()
+                parser.read(path, encoding="utf-8")
+                value = parser.get(where[0], key, fallback=None)
+            if value is not None:
+                found.append(int(value))
+        except (OSError, ValueError, tomllib.TOMLDecodeError, configparser.Error):
+            continue
+    return min((n for n in found if n > 0), default=88)
+
+
 def _module(node: ast.Import | ast.ImportFrom) -> str:
     name = node.module or "" if isinstance(node, ast.ImportFrom) else node.names[0].name
     return name.lower()
 
 
-def _before(style: ImportStyle, node: ast.Import | ast.ImportFrom) -> bool:
-    """Whether ``import guardkit`` sorts before ``node`` in the same section."""
+def _before(style: ImportStyle, node: ast.Import | ast.ImportFrom, added: ast.stmt) -> bool:
+    """Whether the ``added`` guardkit import sorts before ``node`` in the same section."""
+    assert isinstance(added, (ast.Import, ast.ImportFrom))
+    mine, is_from = _module(added), isinstance(added, ast.ImportFrom)
+    theirs = _module(node)
     if style.force_sort_within_sections:
-        return _module(node) > "guardkit"
-    if style.from_first:
-        return isinstance(node, ast.Import) and _module(node) > "guardkit"
-    return isinstance(node, ast.ImportFrom) or _module(node) > "guardkit"
+        return theirs > mine
+    if isinstance(node, ast.ImportFrom) == is_from:
+        return theirs > mine
+    # isort's default puts ``import x`` lines before ``from x import y`` lines; from-first flips it
+    return is_from == style.from_first
 
 
-def place_guardkit_import(code: str, style: ImportStyle) -> str:
-    """Move a top-level ``import guardkit`` line into the host's third-party section."""
+def _is_guardkit_import(line: str) -> bool:
+    return line.startswith(("import guardkit", "from guardkit")) and line.endswith("\n")
+
+
+def place_guardkit_imports(code: str, style: ImportStyle, original: str = "") -> str:
+    """Move each top-level guardkit import line of ``code`` that ``original`` lacks into the
+    host's third-party section."""
+    known = set(original.splitlines(keepends=True))
+    for line in code.splitlines(keepends=True):
+        if _is_guardkit_import(line) and line not in known:
+            code = _place(code, line, style)
+    return code
+
+
+def _place(code: str, line: str, style: ImportStyle) -> str:
     lines = code.splitlines(keepends=True)
-    if _LINE not in lines:
-        return code
-    del lines[lines.index(_LINE)]
+    del lines[lines.index(line)]
+    added = ast.parse(line).body[0]
     module = ast.parse("".join(lines))
     block: list[ast.Import | ast.ImportFrom] = []
     for stmt in module.body:
@@ -116,19 +172,19 @@ def place_guardkit_import(code: str, style: ImportStyle) -> str:
     later = [n for n in block if style.section(n) > _THIRD]
     at = None
     if third:
-        at = next((n for n in third if _before(style, n)), None)
+        at = next((n for n in third if _before(style, n, added)), None)
         row = at.lineno - 1 if at else third[-1].end_lineno or third[-1].lineno
-        text = [_LINE]
+        text = [line]
     elif earlier:
         row = earlier[-1].end_lineno or earlier[-1].lineno
-        text = ["\n", _LINE]
+        text = ["\n", line]
     elif later:
         row = later[0].lineno - 1
-        text = [_LINE, "\n"]
+        text = [line, "\n"]
     else:
         docstring = module.body[0] if module.body and isinstance(module.body[0], ast.Expr) else None
         row = (docstring.end_lineno or 0) if docstring else 0
-        text = ["\n", _LINE] if docstring else [_LINE]
+        text = ["\n", line] if docstring else [line]
     lines[row:row] = text
     if not (later or (third and at)):
         _space_after(lines, row + len(text))

@@ -37,11 +37,16 @@ def is_test_path(path: str | os.PathLike[str], root: str | os.PathLike[str] | No
 
 @lru_cache(maxsize=4096)
 def _package_of(folder: str) -> tuple[str, ...]:
-    """The dotted package a folder is (empty when it holds no ``__init__.py``)."""
-    if not os.path.isfile(os.path.join(folder, "__init__.py")):
-        return ()
+    """The dotted package a folder is: one with an ``__init__.py``, or a folder without one
+    inside such a package (an implicit namespace subpackage, importable as ``pkg.sub``); empty
+    for any other folder."""
     parent = os.path.dirname(folder)
-    return (*_package_of(parent), os.path.basename(folder)) if parent != folder else ()
+    if parent == folder:
+        return ()
+    if os.path.isfile(os.path.join(folder, "__init__.py")):
+        return (*_package_of(parent), os.path.basename(folder))
+    above = _package_of(parent)
+    return (*above, os.path.basename(folder)) if above else ()
 
 
 def module_name(path: str) -> str:

@@ -1,17 +1,20 @@
 """The policy skeleton ``guardkit fix --write`` leaves beside the project it fixed.
 
-It lists every tool the fix put behind ``guardkit.tool()`` (those whose names look destructive
-with ``requires_approval = true``) and ``llm_turn`` with a ``max_calls``, in the TOML shape
-``guardkit.load_policy`` reads. A skeleton to review, not a finished policy: costs are 1.
+It lists every tool the fix gated, behind ``guardkit.tool()`` or a framework integration (those
+whose names look destructive with ``requires_approval = true``), and ``llm_turn`` with a
+``max_calls``, in the TOML shape ``guardkit.load_policy`` reads. A skeleton to review, not a
+finished policy: costs are 1. A tool an integration gates is asked for by the name its
+framework gives it (``framework_name``).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Iterable
 
-__all__ = ["FILE_NAME", "is_destructive", "render_policy"]
+__all__ = ["FILE_NAME", "framework_name", "is_destructive", "render_policy"]
 
 FILE_NAME = "guardkit-policy.toml"
 #: name parts of tools that change or spend something
@@ -30,6 +33,42 @@ def is_destructive(name: str) -> bool:
     """``delete_file``, ``sendEmail``, ``run_shell``: a part of the name is in DESTRUCTIVE."""
     parts = re.split(r"[_\W]+|(?<=[a-z0-9])(?=[A-Z])", name)
     return any(p.lower() in DESTRUCTIVE for p in parts if p)
+
+
+def _given_name(node: ast.AST) -> str | None:
+    """The name a tool decorator call gives (``@tool("web_search")``, ``@server.tool(name=
+    "x")``, ``@function_tool(name_override="x")``), or a tool class's ``name = "x"``."""
+    if isinstance(node, ast.ClassDef):
+        for item in node.body:
+            target = item.targets[0] if isinstance(item, ast.Assign) else None
+            target = item.target if isinstance(item, ast.AnnAssign) else target
+            value = getattr(item, "value", None)
+            if isinstance(target, ast.Name) and target.id == "name" and _text(value):
+                return _text(value)
+        return None
+    for decorator in getattr(node, "decorator_list", ()):
+        if not isinstance(decorator, ast.Call):
+            continue
+        named = [k.value for k in decorator.keywords if k.arg in ("name", "name_override")]
+        for value in (*decorator.args[:1], *named):
+            if _text(value):
+                return _text(value)
+    return None
+
+
+def _text(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def framework_name(module: ast.Module, symbol: str) -> str:
+    """The name a framework calls the tool ``symbol`` (``func`` or ``Class.method``) of
+    ``module`` by: the one its decorator or class gives, else the function's own."""
+    owner, _, func = symbol.rpartition(".")
+    kinds = ast.ClassDef if owner else (ast.FunctionDef, ast.AsyncFunctionDef)
+    for node in ast.walk(module):
+        if isinstance(node, kinds) and node.name == (owner or func):
+            return _given_name(node) or func
+    return func
 
 
 def render_policy(tools: Iterable[str], max_turns: int) -> str:

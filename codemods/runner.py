@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from fnmatch import fnmatch
@@ -77,11 +77,13 @@ def discover(
 Task = tuple[str, str, bool, Env | None]
 
 
-def _work(config: Config, task: Task) -> tuple[Record, os.stat_result | None]:
+def _work(
+    config: Config, task: Task, sources: Mapping[str, bytes] | None = None
+) -> tuple[Record, os.stat_result | None]:
     path, name, force, env = task
     try:
-        data = Path(path).read_bytes()
-        stat = os.stat(path)
+        data = sources[path] if sources and path in sources else Path(path).read_bytes()
+        stat = None if sources and path in sources else os.stat(path)
     except OSError as exc:
         return Record(FileResult(path=path, error=f"cannot read: {exc.strerror or exc}")), None
     try:
@@ -95,9 +97,9 @@ def _work(config: Config, task: Task) -> tuple[Record, os.stat_result | None]:
 
 
 def _analyse(
-    tasks: list[Task], config: Config, jobs: int
+    tasks: list[Task], config: Config, jobs: int, sources: Mapping[str, bytes] | None = None
 ) -> Iterator[tuple[Record, os.stat_result | None]]:
-    work = partial(_work, config)
+    work = partial(_work, config, sources=sources)
     if jobs <= 1 or len(tasks) < _PARALLEL_MIN:
         yield from map(work, tasks)
         return
@@ -109,15 +111,22 @@ def _analyse(
 def _demanded(records: dict[str, Record], forced: set[str]) -> set[str]:
     """Qualified names the summaries point to: tools handed to a model (and the collections
     that list them), and functions of the same top-level package called in loops (where a
-    bound may be enforced)."""
+    bound may be enforced) or by tools (where a dispatch helper may run more tools)."""
     wanted: set[str] = set()
     for path, record in records.items():
         summary = record.summary
         if summary is None:
             continue
         wanted.update(summary["tools"])
+        wanted.update(f for functions in summary["dispatchers"].values() for f in functions)
         root = summary["module"].partition(".")[0]
-        for ref in summary["looped"]:
+        # what loops call (a bound may be enforced there) and what tools call (a dispatch
+        # helper whose table holds more tools)
+        called = [*summary["looped"]]
+        for tool in summary["defined"]:
+            if tool in summary["functions"]:
+                called += summary["functions"][tool]["calls"]
+        for ref in called:
             name = ref.rpartition(":")[2]
             if name.partition(".")[0] == root:
                 wanted.add(name)
@@ -138,6 +147,13 @@ def _module_of(qualname: str, modules: set[str]) -> str:
     while head and head not in modules:
         head = head.rpartition(".")[0]
     return head
+
+
+def _is_client(kind: str) -> bool:
+    """A kind of value that makes model calls or registers tools (a client, a model function,
+    a tool server), not a project class or function, a guard or a plain HTTP session."""
+    plain = {"guardkit", "gated", "http"}
+    return not kind.startswith(("class:", "function:")) and kind not in plain
 
 
 def _parents(module: str) -> list[str]:
@@ -161,7 +177,16 @@ def _modules_of(names: set[str], by_module: dict[str, str]) -> set[str]:
 class _Run:
     """The state of one scan: records by path, cache and progress."""
 
-    def __init__(self, files: list[str], config: Config, jobs: int, cache: ScanCache | None):
+    def __init__(
+        self,
+        files: list[str],
+        config: Config,
+        jobs: int,
+        cache: ScanCache | None,
+        sources: Mapping[str, bytes] | None = None,
+    ):
+        #: file contents that replace what is on disk (a fix's changes before they are written)
+        self.sources = sources or {}
         self.config = replace(config, select=(), ignore=())
         self.jobs = jobs
         self.cache = cache
@@ -170,7 +195,8 @@ class _Run:
         self._backward_done: set[str] = set()
 
     def run(self, tasks: list[Task], progress: Progress | None = None) -> None:
-        for done, (record, stat) in enumerate(_analyse(tasks, self.config, self.jobs), 1):
+        work = _analyse(tasks, self.config, self.jobs, self.sources)
+        for done, (record, stat) in enumerate(work, 1):
             path = record.result.path
             self.records[path] = record
             if self.cache is not None and stat is not None and record.digest:
@@ -203,6 +229,13 @@ class _Run:
                 self.records[path] = hit
         self.run(pending, progress)
 
+    def _canonical(self, names: set[str]) -> set[str]:
+        """``names`` and what they re-export to (``pkg.tools.search`` defined in
+        ``pkg.tools.web``), through the ``__init__`` modules analysed so far."""
+        summaries = [r.summary for r in self.records.values() if r.summary is not None]
+        index = ProjectIndex(summaries)
+        return names | {index.canonical(n) for n in names}
+
     def expand(self, files: list[str]) -> None:
         """Analyse the modules the summaries point to (forward: tools, loop callees), then the
         modules of the same top-level package that import a module reaching a model
@@ -212,7 +245,7 @@ class _Run:
             by_module.setdefault(self.names[path], path)
         forced: set[str] = set()
         for _ in range(_ROUNDS):
-            wanted = _modules_of(_demanded(self.records, forced), by_module)
+            wanted = _modules_of(self._canonical(_demanded(self.records, forced)), by_module)
             todo = [p for p in sorted(wanted) if self.records[p].result.skipped]
             todo += self._importers_of_model_modules(files, by_module)
             if not todo:
@@ -230,6 +263,13 @@ class _Run:
         for cls, facts in index.classes.items():
             if any(index.methods_of(cls, m, dynamic=True) & index.model for m in facts["methods"]):
                 names.add(f"{cls}.__class__")
+        # classes whose bound methods are handed over as tools (a subclass may override one),
+        # and module-level clients other modules import (``from .llm import client``)
+        for summary in summaries:
+            bound = [t for t in summary["tools"] if t.startswith("self:")]
+            names |= {f"{t[len('self:') :].rpartition('.')[0]}.__class__" for t in bound}
+            held = summary["globals"].items()
+            names |= {f"{summary['module']}.{g}" for g, kind in held if _is_client(kind)}
         known = {r.summary["module"] for r in self.records.values() if r.summary is not None}
         modules = {_module_of(q, known) for q in names} - {""}
         targets = modules - self._backward_done
@@ -252,7 +292,7 @@ class _Run:
             if name.partition(".")[0] not in roots or not self.records[path].result.skipped:
                 continue
             try:
-                if pattern.search(Path(path).read_bytes()):
+                if pattern.search(self.sources.get(path) or Path(path).read_bytes()):
                     found.append(path)
             except OSError:
                 continue
@@ -279,11 +319,17 @@ class _Run:
 
 
 def project_envs(
-    files: list[str], config: Config, *, jobs: int = 0, cache: ScanCache | None = None
+    files: list[str],
+    config: Config,
+    *,
+    jobs: int = 0,
+    cache: ScanCache | None = None,
+    sources: Mapping[str, bytes] | None = None,
 ) -> dict[str, tuple[str, Env]]:
     """Module name and project environment of each analysed file (what ``fix`` needs to apply
-    a cross-module finding in the module it belongs to)."""
-    state = _Run(files, config, jobs or os.cpu_count() or 1, cache)
+    a cross-module finding in the module it belongs to); ``sources`` replaces the contents of
+    some files (a fix's first changes, not yet written)."""
+    state = _Run(files, config, jobs or os.cpu_count() or 1, cache, sources)
     state.first_phase(files, None)
     state.expand(files)
     index = state.final_phase()

@@ -14,7 +14,7 @@ from .catalog import AGENT_RUN_KINDS, AGENT_RUNS, HTTP_POSTS, MODEL_ENDPOINTS, T
 from .imports import ImportMap
 from .retries import retried, retry_loop
 from .tree import LoopContext, Tree, dotted
-from .values import GUARDKIT, Values
+from .values import GUARDKIT, MODEL_FUNCTION, Values
 
 __all__ = ["ModelCall", "classify_calls", "is_guard_receiver"]
 
@@ -121,6 +121,8 @@ def _model_symbol(call: ast.Call, values: Values, imports: ImportMap) -> str | N
         kind = values.kind(node, call)
         if kind and ".".join(chain) in values.catalog.methods.get(kind, ()):
             return name or ast.unparse(call.func)
+    if values.held_kind(call.func, call) == MODEL_FUNCTION:
+        return name or ast.unparse(call.func)
     return None
 
 
@@ -186,7 +188,7 @@ def _model_call(
     stmt = tree.statement_of(node)
     wrap = retry_loop(tree, node) or stmt
     function = tree.function_of(node)
-    in_retried = retried(function, imports)
+    in_retried = retried(function, imports, tree)
     loops = tuple(tree.loops_of(node))
     region = _innermost(tree, wrap)
     before = [

@@ -56,6 +56,11 @@ CLIENTS: dict[str, str] = {
     "openrouter.OpenRouter": "openai",
     "litellm.Router": "litellm_router",
     "langchain.chat_models.init_chat_model": "langchain",
+    # the base classes chat models are annotated with (``model: BaseChatModel``)
+    "langchain_core.language_models.BaseChatModel": "langchain",
+    "langchain_core.language_models.chat_models.BaseChatModel": "langchain",
+    "langchain_core.language_models.BaseLanguageModel": "langchain",
+    "langchain_core.language_models.base.BaseLanguageModel": "langchain",
     "langgraph.prebuilt.create_react_agent": "agent_run",
     "langchain.agents.create_agent": "agent_run",
     "langchain.agents.AgentExecutor": "agent_run",
@@ -150,6 +155,10 @@ TOOL_DECORATORS = frozenset(
     }
 )
 
+#: plugin hooks that hand tools over: hook decorator -> hook function name; its first
+#: parameter registers a tool (``@llm.hookimpl def register_tools(register): register(fn)``)
+TOOL_HOOKS: dict[str, str] = {"llm.hookimpl": "register_tools"}
+
 #: instance kinds whose ``.tool`` attribute is a tool decorator
 TOOL_SERVER_CLIENTS: dict[str, str] = {
     "mcp.server.fastmcp.FastMCP": "fastmcp",
@@ -231,6 +240,8 @@ MODEL_ENDPOINTS = (
 GATES = frozenset(
     {
         "guardkit.plugins.langchain.GuardMiddleware",
+        "guardkit.plugins.langchain.guarded_tool_node",
+        "guardkit.plugins.pydantic_ai.GuardCapability",
         "guardkit.plugins.pydantic_ai.GuardedToolset",
         "guardkit.plugins.pydantic_ai.GuardedModel",
         "guardkit.plugins.openai_agents.GuardHooks",
@@ -286,7 +297,7 @@ class Catalog:
     def top_modules(self) -> frozenset[str]:
         """First components of every name in the catalog, for the textual prefilter."""
         names = [*self.clients, *self.functions, *self.tool_decorators]
-        names += [*TOOL_SERVER_CLIENTS, *TOOL_CONSTRUCTORS, *TOOL_BASES]
+        names += [*TOOL_SERVER_CLIENTS, *TOOL_CONSTRUCTORS, *TOOL_BASES, *TOOL_HOOKS]
         return frozenset(n.split(".")[0] for n in names) | {"langchain_openai", "guardkit"}
 
 

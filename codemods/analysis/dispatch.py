@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 
-from .chosen import model_chosen
+from .chosen import model_chosen, takes_tool_input
 from .guards import Guards
 from .project import TOOL_METHODS
 from .tools import Dispatch, ToolSite
@@ -21,9 +21,6 @@ __all__ = ["find_dispatch"]
 Def = ast.FunctionDef | ast.AsyncFunctionDef
 #: a table named for tools is dispatch even in a module that never calls a model itself
 _TABLE_WORDS = ("tool", "function")
-_ARG_WORDS = frozenset(
-    {"args", "arguments", "kwargs", "tool_args", "tool_input", "input", "inputs", "params"}
-)
 #: a dispatch call, the functions it may run, a label, and the tool names a guard request may use
 Route = tuple[ast.Call, list[ast.Name], str, frozenset[str]]
 
@@ -88,42 +85,42 @@ def _table_sites(guards: Guards, tables: dict[str, list[ast.Name]]) -> dict[str,
     return sites
 
 
-def _takes_tool_input(call: ast.Call) -> bool:
-    """The branch's call is handed the tool call's input (``block.input``,
-    ``call.function.arguments``, ``args["path"]``), not the whole object a parser or an event
-    printer would take."""
-    for arg in [*call.args, *(k.value for k in call.keywords)]:
-        for node in ast.walk(arg):
-            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-                field = node.slice.value
-            elif isinstance(node, (ast.Name, ast.Attribute)):
-                field = (dotted(node) or "").rpartition(".")[2]
-            else:
-                continue
-            if field in _ARG_WORDS:
-                return True
-    return False
-
-
-def _branch_calls(guards: Guards) -> list[tuple[ast.Call, ast.Name, str]]:
-    """The first call of a local or imported function in each ``if <tool name> == "x":`` branch,
-    with ``"x"``."""
-    found: list[tuple[ast.Call, ast.Name, str]] = []
-    known = guards.values.functions.keys() | guards.imports.names.keys()
-    for node in guards.tree.nodes(ast.If):
+def _chosen_branches(guards: Guards) -> list[tuple[list[ast.stmt], str]]:
+    """``(body, "x")`` of each ``if <tool name> == "x":`` branch and ``case "x":`` of a
+    ``match <tool name>:``."""
+    found: list[tuple[list[ast.stmt], str]] = []
+    tree = guards.tree
+    for node in tree.nodes(ast.If):
         test = node.test
         if not (isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.Eq)):
             continue
         right = test.comparators[0]
-        if not (model_chosen(test.left, guards.tree) and isinstance(right, ast.Constant)):
+        if model_chosen(test.left, tree, guards.chosen) and isinstance(right, ast.Constant):
+            found.append((node.body, str(right.value)))
+    for match in tree.nodes(ast.Match):
+        if not model_chosen(match.subject, tree, guards.chosen):
             continue
-        for stmt in node.body:
-            call = next((c for c in ast.walk(stmt) if isinstance(c, ast.Call)), None)
-            if call is None or not (isinstance(call.func, ast.Name) and call.func.id in known):
-                continue
-            if _takes_tool_input(call):
-                found.append((call, call.func, str(right.value)))
-            break
+        for case in match.cases:
+            pattern = case.pattern
+            if isinstance(pattern, ast.MatchValue) and isinstance(pattern.value, ast.Constant):
+                found.append((case.body, str(pattern.value.value)))
+    return found
+
+
+def _branch_calls(guards: Guards) -> list[tuple[ast.Call, ast.Name, str]]:
+    """The first call of a local or imported function handed the tool input in each branch on
+    the tool name, with the name it runs for."""
+    found: list[tuple[ast.Call, ast.Name, str]] = []
+    known = guards.values.functions.keys() | guards.imports.names.keys()
+    for body, label in _chosen_branches(guards):
+        # the first call of a known function handed the tool input, also inside another
+        # (``out.append(search(**block.input))``) or after checks of the input
+        for call in (c for stmt in body for c in ast.walk(stmt) if isinstance(c, ast.Call)):
+            func = call.func
+            known_call = isinstance(func, ast.Name) and func.id in known
+            if known_call and isinstance(func, ast.Name) and takes_tool_input(call, guards.tree):
+                found.append((call, func, label))
+                break
     return found
 
 

@@ -14,10 +14,13 @@ from .calls import CallIndex, ModelCall, classify_calls
 from .catalog import DEFAULT_CATALOG, SOURCE_READERS, Catalog
 from .dispatch import find_dispatch
 from .guards import Guards
+from .handed import hand_over
+from .handlers import handler_tools
 from .imports import ImportMap
 from .lookups import dynamic_dispatch
 from .loops import infinite_names, is_bounded
 from .project import Env, ProjectIndex
+from .recursion import unbounded_recursions
 from .risks import denial_escapes, model_supplied_costs
 from .summary import Summary, call_ref, owner_of, qualified, summarize
 from .tools import Dispatch, ToolSite, find_tools
@@ -27,6 +30,7 @@ from .values import Values
 __all__ = ["ModuleFacts", "analyze"]
 
 Loop = ast.For | ast.AsyncFor | ast.While
+Def = ast.FunctionDef | ast.AsyncFunctionDef
 _AGENT_WORDS = {"input_schema", "tool_use", "tool_calls", "function_call", "tool_result"}
 
 
@@ -44,6 +48,8 @@ class ModuleFacts:
     summary: Summary
     #: the environment the module was analysed in
     env: Env
+    #: functions that reach a model and call themselves with no bound (agent loops as recursion)
+    recursions: tuple[tuple[Def, tuple[ModelCall, ...]], ...] = ()
 
 
 def _agentic(tree: Tree, has_model_calls: bool) -> bool:
@@ -74,17 +80,32 @@ def _unbounded(
     calls: list[ModelCall],
     gates: list[ast.Call],
     stoppers: list[ast.Call],
+    infinite: frozenset[str],
 ) -> list[tuple[Loop, tuple[ModelCall, ...]]]:
     by_loop: dict[Loop, list[ModelCall]] = {}
     for call in calls:
         for ctx in call.loops:
             by_loop.setdefault(ctx.loop, []).append(call)
-    infinite = infinite_names(tree)
     return [
         (loop, tuple(found))
         for loop, found in by_loop.items()
         if not is_bounded(loop, tree, imports, gates, stoppers, infinite)
     ]
+
+
+def _inside(tree: Tree, node: ast.AST, functions: list[Def]) -> bool:
+    return any(parent in functions for parent, _ in tree.ancestors(node))
+
+
+def _tool_parameters(tools: list[ToolSite]) -> set[tuple[ast.AST, str]]:
+    """A tool's own parameters hold what the model wrote: a lookup by one is model-chosen."""
+    found: set[tuple[ast.AST, str]] = set()
+    for site in tools:
+        if isinstance(site.node, Def):
+            args = site.node.args
+            params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+            found.update((site.node, p.arg) for p in params if p.arg not in {"self", "cls"})
+    return found
 
 
 def _reads_source(tree: Tree, values: Values) -> bool:
@@ -146,7 +167,9 @@ def analyze(
     imports = ImportMap(tree.nodes(ast.Import, ast.ImportFrom), name, is_package)
     values = Values(tree, imports, catalog, name, env.kind_map() if env else None)
     calls = classify_calls(tree, values, imports)
-    summary = summarize(tree, values, calls)
+    handed = hand_over(tree, values)
+    summary = summarize(tree, values, calls, handed)
+    standalone = env is None
     if env is None:
         env = ProjectIndex([summary]).env(name)
     if env.turns or env.called:
@@ -161,19 +184,39 @@ def analyze(
         if ref in env.limit:
             stoppers.append(node)
     guards = Guards(tree, values, imports, calls, env.gated)
-    tools, dispatches = find_tools(guards, env.tools)
-    more_tools, more_dispatches, raising = find_dispatch(guards, _agentic(tree, bool(calls.model)))
-    known = {id(d.node) for d in (*dispatches, *more_dispatches)} | {id(c) for c in raising}
-    more_dispatches += dynamic_dispatch(guards, known)
+    tools, dispatches = find_tools(guards, env.tools, handed.local)
+    handler_defs = [d.node for d in dispatches if isinstance(d.node, Def)]
+    handlers = handler_tools(guards, handler_defs)
+    tools += handlers.tools
+    guards.tool_params.update(_tool_parameters(tools))
+    more_tools, branched, raising = find_dispatch(guards, _agentic(tree, bool(calls.model)))
+    # a dispatch inside an MCP ``call_tool`` handler is reported as the handler
+    more_dispatches = [d for d in branched if not _inside(tree, d.node, handler_defs)]
+    known = {id(d.node) for d in (*dispatches, *branched)} | {id(c) for c in raising}
+    looked_up = list(dynamic_dispatch(guards, known))
+    runs = {r for d in looked_up if not d.guarded for r in d.runs}
+    # a lookup inside an MCP ``call_tool`` handler is reported as the handler
+    more_dispatches += [d for d in looked_up if not _inside(tree, d.node, handler_defs)]
+    summary["tools"] = sorted({*summary["tools"], *handlers.refs, *runs})
+    summary["defined"] = sorted(
+        {_qualified(tree, t.node, values) for t in tools if isinstance(t.node, Def)}
+    )
+    if standalone and (handlers.refs or runs or (summary["dispatchers"] and summary["defined"])):
+        # tools found only now (behind a handler or a typed lookup) may be defined here
+        again = ProjectIndex([summary]).env(name)
+        return analyze(module, catalog, name=name, is_package=is_package, env=again)
     escapes = {id(n): n for n in denial_escapes(tree, guards, calls, raising)}
     looped = [*calls.model, *helpers]
+    infinite = infinite_names(tree)
+    recursions = unbounded_recursions(tree, looped, [*calls.gates, *stoppers], infinite)
     return ModuleFacts(
         model_calls=tuple(calls.model),
-        unbounded_loops=tuple(_unbounded(tree, imports, looped, calls.gates, stoppers)),
+        unbounded_loops=tuple(_unbounded(tree, imports, looped, calls.gates, stoppers, infinite)),
         tools=tuple(_unique_tools(tools + more_tools, _reads_source(tree, values))),
         dispatches=tuple(dispatches + more_dispatches),
         costs=tuple(model_supplied_costs(tree, guards, calls)),
         escapes=tuple(escapes.values()),
         summary=summary,
         env=env,
+        recursions=tuple(recursions),
     )

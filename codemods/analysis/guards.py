@@ -36,6 +36,11 @@ class Guards:
         self.wrapped: set[str] = set()
         #: tool servers a guardkit integration wraps (``guard_server(mcp)``)
         self.servers: set[str] = set()
+        #: ``(function, parameter)`` pairs that hold a model-chosen tool name (an MCP
+        #: ``call_tool`` handler's name); filled as tools are found
+        self.chosen: set[tuple[ast.AST, str]] = set()
+        #: ``(tool function, parameter)``: what the model wrote for a tool found in the module
+        self.tool_params: set[tuple[ast.AST, str]] = set()
         for assign in tree.nodes(ast.Assign):
             if self.is_guard(assign.value, assign):
                 self.aliases.update(t.id for t in assign.targets if isinstance(t, ast.Name))

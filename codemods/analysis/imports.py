@@ -28,6 +28,8 @@ class ImportMap:
         self, nodes: list[ast.Import | ast.ImportFrom], module: str = "", is_package: bool = False
     ) -> None:
         self.names: dict[str, str] = {}
+        #: local names bound by relative imports (``from .tools import search``): the project's
+        self.relative: set[str] = set()
         for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset)):
             if isinstance(node, ast.Import):
                 for alias in node.names:
@@ -48,6 +50,8 @@ class ImportMap:
             for alias in node.names:
                 if alias.name != "*":
                     self.names[alias.asname or alias.name] = f"{source}.{alias.name}"
+                    if node.level:
+                        self.relative.add(alias.asname or alias.name)
 
     def resolve(self, name: str | None) -> str | None:
         """The qualified name for a dotted local name, or ``None`` if its root is not imported."""

@@ -2,69 +2,171 @@
 chose, then called with the tool call's input.
 
 ``self.tool_map.get(name)`` ... ``await tool(**tool_input)``, ``get_function(name)(**args)``,
-``getattr(self, name)(**arguments)``: the functions behind them are not known here (built by a
-comprehension, loaded from a folder), so the site is reported without a fix.
+``getattr(self, name)(**arguments)``, ``handler = get_handler(name)`` ...
+``handler.run_tool(arguments)``, ``entry = tools[name]`` ... ``entry["callable"](**args)``, and
+an executor handed the looked-up tool and the input (``execute(tools[name], call["args"])``):
+the functions behind them are not known here (built by a comprehension, loaded from a folder),
+so the site is reported without a fix. When the looked-up value has a known type
+(``get_handler`` returns ``ToolHandler``), the method called on it names the tools: the
+project index finds its implementations (``Dispatch.runs``).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
-from .chosen import model_chosen
+from .chosen import may_choose, model_chosen, takes_tool_input
 from .guards import Guards
 from .project import TOOL_METHODS
+from .summary import call_ref
 from .tools import Dispatch
-from .tree import Tree, dotted
+from .tree import Tree
 
 __all__ = ["dynamic_dispatch"]
 
-_INPUT_WORDS = frozenset(
-    {"args", "arguments", "kwargs", "tool_args", "tool_input", "input", "inputs", "params"}
-)
+Chosen = Collection[tuple[ast.AST, str]]
+_RUNNERS = frozenset({*TOOL_METHODS, "ainvoke"})
 
 
-def _chosen_lookup(expr: ast.expr, tree: Tree) -> bool:
-    """``T[name]``, ``T.get(name)``, ``getattr(x, name)``, ``get_tool(name)`` with a model-chosen
-    name."""
+def _chosen_lookup(expr: ast.expr, tree: Tree, chosen: Chosen, strict: bool = False) -> bool:
+    """``T[name]``, ``T.get(name[, default])``, ``getattr(x, name)``, ``get_tool(name)``,
+    ``find(module, name)`` with a model-chosen name (a call that takes the name first and more
+    after it builds something from it, it does not look it up); ``strict``: only subscripts
+    and ``.get``."""
     if isinstance(expr, ast.Await):
         expr = expr.value
     if isinstance(expr, ast.Subscript):
-        return model_chosen(expr.slice, tree)
-    if isinstance(expr, ast.Call):
-        return any(model_chosen(a, tree) for a in expr.args[:2])
-    return False
+        return model_chosen(expr.slice, tree, chosen)
+    if not isinstance(expr, ast.Call) or not expr.args or expr.keywords:
+        return False
+    func = expr.func
+    if strict and not (isinstance(func, ast.Attribute) and func.attr == "get"):
+        return False
+    if isinstance(func, ast.Name) and func.id == "getattr":
+        return len(expr.args) >= 2 and model_chosen(expr.args[1], tree, chosen)
+    if isinstance(func, ast.Attribute) and func.attr == "get" and len(expr.args) <= 2:
+        return model_chosen(expr.args[0], tree, chosen)
+    # ``get_tool(name)``, ``find_in(module, name)``: the key comes last, as in ``getattr``
+    return model_chosen(expr.args[-1], tree, chosen)
 
 
-def _takes_input(call: ast.Call) -> bool:
-    for arg in [*call.args, *call.keywords]:
-        value = arg.value if isinstance(arg, (ast.keyword, ast.Starred)) else arg
-        if isinstance(arg, ast.keyword) and arg.arg is None:
-            return True  # **arguments
-        name = dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
-        if name and name.rpartition(".")[2] in _INPUT_WORDS:
-            return True
-    return False
+def _base(expr: ast.expr) -> ast.expr:
+    """What a callee is reached from: ``tool.run`` -> ``tool``, ``entry["fn"]`` -> ``entry``
+    (one method deep: ``command.template.format`` formats a field, it runs nothing)."""
+    while isinstance(expr, ast.Await) or (
+        isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant)
+    ):
+        expr = expr.value
+    return expr.value if isinstance(expr, ast.Attribute) else expr
+
+
+def _aliases(
+    tree: Tree, chosen: Chosen, strict: bool = False
+) -> dict[tuple[ast.AST, str], ast.expr]:
+    """Variables holding a looked-up tool: ``(function, name) -> the lookup``, through chains of
+    assignments (``found = registry.get(name)``; ``function = found``)."""
+    aliases: dict[tuple[ast.AST, str], ast.expr] = {}
+    assigns: list[ast.Assign | ast.AnnAssign] = [
+        *tree.nodes(ast.Assign),
+        *tree.nodes(ast.AnnAssign),
+    ]
+    for _ in range(3):
+        size = len(aliases)
+        for assign in assigns:
+            target = assign.targets[0] if isinstance(assign, ast.Assign) else assign.target
+            if not isinstance(target, ast.Name) or assign.value is None:
+                continue
+            key = (tree.function_of(assign), target.id)
+            lookup = _lookup_of(assign.value, tree, chosen, aliases, strict)
+            if lookup is not None and key not in aliases:
+                aliases[key] = lookup
+        if len(aliases) == size:
+            break
+    return aliases
+
+
+def _lookup_of(
+    expr: ast.expr,
+    tree: Tree,
+    chosen: Chosen,
+    aliases: dict[tuple[ast.AST, str], ast.expr],
+    strict: bool = False,
+) -> ast.expr | None:
+    if _chosen_lookup(expr, tree, chosen, strict):
+        return expr
+    base = _base(expr)
+    if base is not expr and _chosen_lookup(base, tree, chosen, strict):
+        return base
+    if isinstance(base, ast.Name):
+        return aliases.get((tree.function_of(base), base.id))
+    return None
+
+
+def _handed_lookup(call: ast.Call, tree: Tree, chosen: Chosen) -> ast.expr | None:
+    """``execute(tools[name], call["args"])``: an executor given the looked-up tool."""
+    for arg in call.args:
+        if _chosen_lookup(arg, tree, chosen) and isinstance(arg, ast.Subscript):
+            return arg
+    return None
+
+
+def _gated_literal(lookup: ast.expr, guards: Guards) -> bool:
+    """``{"add": add, "search": search}[name]``: a table written where it is used, every entry
+    a function of the module that a guard wraps (each requests itself)."""
+    table: ast.expr | None = None
+    if isinstance(lookup, ast.Subscript):
+        table = lookup.value
+    elif isinstance(lookup, ast.Call) and isinstance(lookup.func, ast.Attribute):
+        table = lookup.func.value
+    if not isinstance(table, ast.Dict) or not table.values:
+        return False
+    functions = guards.values.functions
+    entries = [functions.get(v.id) if isinstance(v, ast.Name) else None for v in table.values]
+    return all(f is not None and guards.function_gated(f) for f in entries)
+
+
+def _runs(call: ast.Call) -> bool:
+    """A direct call, or a method through which frameworks run a tool or an agent."""
+    func = call.func.value if isinstance(call.func, ast.Await) else call.func
+    return not isinstance(func, ast.Attribute) or func.attr in _RUNNERS
 
 
 def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
-    """Dispatch sites through unknown tables (``known``: ids of calls already reported)."""
-    tree = guards.tree
-    aliases: dict[tuple[ast.AST, str], ast.expr] = {}
-    for assign in tree.nodes(ast.Assign):
-        target = assign.targets[0] if len(assign.targets) == 1 else None
-        if isinstance(target, ast.Name) and _chosen_lookup(assign.value, tree):
-            aliases[(tree.function_of(assign), target.id)] = assign.value
-    for call in tree.nodes(ast.Call):
-        if id(call) in known or not _takes_input(call):
+    """Dispatch sites through unknown tables, one per lookup (``known``: ids of calls already
+    reported)."""
+    tree, chosen, params = guards.tree, guards.chosen, guards.tool_params
+    named = bool(chosen) or may_choose(tree)
+    if not (named or params):
+        return
+    aliases = _aliases(tree, chosen) if named else {}
+    # a tool's own parameters: a table entry picked by one and run (a sub-agent by the name the
+    # model wrote), not data read by one (``files[path]``, ``client.get_collection(name)``)
+    picked = _aliases(tree, params, strict=True) if params else {}
+    reported: set[int] = set()
+    for call in sorted(tree.nodes(ast.Call), key=lambda c: (c.lineno, c.col_offset)):
+        if id(call) in known:
             continue
-        func = call.func
-        if isinstance(func, ast.Attribute) and func.attr in TOOL_METHODS:
-            func = func.value  # ``tool.execute(**args)`` on the looked-up tool
-        lookup: ast.expr | None = func if _chosen_lookup(func, tree) else None
-        if lookup is None and isinstance(func, ast.Name):
-            lookup = aliases.get((tree.function_of(call), func.id))
-        if lookup is None:
+        # the lookup first: most calls are none, and the input test walks the arguments
+        lookup = None
+        if named:
+            lookup = _lookup_of(call.func, tree, chosen, aliases)
+            lookup = lookup or _handed_lookup(call, tree, chosen)
+        if lookup is not None and not takes_tool_input(call, tree, chosen):
+            lookup = None
+        if lookup is None and params and _runs(call):
+            lookup = _lookup_of(call.func, tree, params, picked, strict=True)
+            if lookup is not None and not takes_tool_input(call, tree, params):
+                lookup = None
+        if lookup is None or id(lookup) in reported or _gated_literal(lookup, guards):
             continue
+        reported.add(id(lookup))
         symbol = ast.unparse(lookup.value if isinstance(lookup, ast.Await) else lookup)
-        yield Dispatch(node=call, symbol=symbol, guarded=guards.request_before(call), fixable=False)
+        ref = call_ref(call, guards.values) if isinstance(call.func, ast.Attribute) else None
+        yield Dispatch(
+            node=call,
+            symbol=symbol,
+            guarded=guards.request_before(call),
+            fixable=False,
+            runs=(ref,) if ref and ref.startswith("type:") else (),
+        )

@@ -19,7 +19,15 @@ from collections.abc import Iterator, Sequence
 from .imports import ImportMap
 from .tree import SCOPE_NODES, Tree, dotted
 
-__all__ = ["counters", "infinite_names", "is_bounded", "is_infinite", "raise_tests"]
+__all__ = [
+    "compares_counter",
+    "counters",
+    "infinite_names",
+    "is_bounded",
+    "is_infinite",
+    "raise_tests",
+    "stepped",
+]
 
 _LIMIT_WORDS = ("max", "limit", "budget")
 _EXITS = (ast.Break, ast.Return, ast.Raise)
@@ -85,7 +93,7 @@ def _walk_same_scope(nodes: Sequence[ast.AST]) -> Iterator[ast.AST]:
             stack.extend(ast.iter_child_nodes(node))
 
 
-def _counters(body: list[ast.stmt]) -> set[str]:
+def stepped(body: list[ast.stmt]) -> set[str]:
     """Names a body steps: ``n += 1``, ``n -= 1``, ``n = n + 1``."""
     found: set[str] = set()
     for node in _walk_same_scope(body):
@@ -123,7 +131,7 @@ def _optional(test: ast.expr) -> set[str]:
     return found
 
 
-def _compares_counter(
+def compares_counter(
     test: ast.expr, counters: set[str], infinite: frozenset[str] = frozenset()
 ) -> bool:
     optional = _optional(test)
@@ -146,11 +154,18 @@ def _exits_on_counter(
     body: list[ast.stmt], counters: set[str], infinite: frozenset[str], exits: tuple[type, ...]
 ) -> bool:
     for node in _walk_same_scope(body):
-        if not (isinstance(node, ast.If) and _compares_counter(node.test, counters, infinite)):
+        if not (isinstance(node, ast.If) and compares_counter(node.test, counters, infinite)):
             continue
         if any(isinstance(n, exits) for n in _walk_same_scope(node.body)):
             return True
     return False
+
+
+_ORDERINGS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+
+
+def _not_a_number(side: ast.expr) -> bool:
+    return isinstance(side, ast.Constant) and not isinstance(side.value, (int, float))
 
 
 def raise_tests(node: ast.If) -> list[str]:
@@ -160,7 +175,10 @@ def raise_tests(node: ast.If) -> list[str]:
     ``self.stats.api_calls``) carries over from turn to turn."""
     found: list[str] = []
     for compare in (n for n in ast.walk(node.test) if isinstance(n, ast.Compare)):
-        for side in (compare.left, *compare.comparators):
+        sides = (compare.left, *compare.comparators)
+        if not isinstance(compare.ops[0], _ORDERINGS) or any(_not_a_number(s) for s in sides):
+            continue  # ``x.function is None``, ``x.kind == "tool"``: no count passes a limit
+        for side in sides:
             name = dotted(side)
             if name and "." in name:
                 found.append(name.rpartition(".")[2])
@@ -226,7 +244,7 @@ def is_bounded(
         return True
     if isinstance(loop, (ast.For, ast.AsyncFor)):
         return not _unbounded_iterable(loop, imports)
-    counters = _counters(loop.body)
-    return _compares_counter(loop.test, counters, infinite) or _exits_on_counter(
+    counters = stepped(loop.body)
+    return compares_counter(loop.test, counters, infinite) or _exits_on_counter(
         loop.body, counters, infinite, _EXITS
     )

@@ -91,6 +91,7 @@ class ProjectIndex:
         self.limit = self._propagate(lambda facts: any(name in steps for name in facts["limit"]))
         self.params = self._parameter_kinds()
         self.tools = self._tools()
+        self.tools |= self._dispatched(self.tools)
         self.gated = self._tools("gated") - self.tools
 
     # -- resolution ---------------------------------------------------------------------------
@@ -186,6 +187,9 @@ class ProjectIndex:
         return frozenset(done)
 
     def _expand(self, name: str, seen: set[str]) -> Iterable[str]:
+        if ":" in name:  # ``self:pkg.mod.Class.meth``: the method and its overrides
+            yield from self.targets(name)
+            return
         target = self.canonical(name)
         if target in seen:
             return
@@ -201,7 +205,28 @@ class ProjectIndex:
         for summary in self.modules.values():
             for name in summary[key]:  # type: ignore[literal-required]
                 found.update(self._expand(name, set()))
-        return frozenset(t for t in found if t in self.functions or t in self.classes)
+        return frozenset(
+            t
+            for t in found
+            if t in self.classes or (t in self.functions and not self.functions[t]["abstract"])
+        )
+
+    def _dispatched(self, tools: frozenset[str]) -> frozenset[str]:
+        """The functions of name->function tables whose dispatch helper a tool calls (a
+        ``BaseTool._run`` forwarding to ``api.run(self.method, ...)``)."""
+        helpers = {q: f for s in self.modules.values() for q, f in s["dispatchers"].items()}
+        if not helpers:
+            return frozenset()
+        roots = set(tools) | {
+            self.canonical(d) for s in self.modules.values() for d in s["defined"]
+        }
+        roots |= {f"{c}.{m}" for c in roots if c in self.classes for m in TOOL_METHODS}
+        found: set[str] = set()
+        for root in roots & self.functions.keys():
+            for ref in self.functions[root]["calls"]:
+                for helper in self.targets(ref) & helpers.keys():
+                    found.update(t for f in helpers[helper] for t in self._expand(f, set()))
+        return frozenset(t for t in found if t in self.functions)
 
     def _parameter_kinds(self) -> dict[str, dict[str, str]]:
         """``function -> {parameter: kind}`` from the kinds of the arguments callers pass."""
@@ -250,6 +275,7 @@ class ProjectIndex:
             for name, kind in params.items()
             if self.relevant(kind)
         }
+        found |= self._imported_globals(module)
         classes = {k[len("class:") :] for _, _, k in found if k.startswith("class:")}
         classes |= {r[len("type:") :].rpartition(".")[0] for r in refs if r.startswith("type:")}
         for cls in classes:
@@ -262,6 +288,26 @@ class ProjectIndex:
                 }
         return frozenset(found)
 
+    def _imported_globals(self, module: str) -> set[tuple[str, str, str]]:
+        """Kinds of the module-level values of other modules that ``module`` imports (the
+        module, or one of its names)."""
+        found: set[tuple[str, str, str]] = set()
+        for target in self.modules[module]["imports"].values():
+            if target in self.modules:
+                held = self.modules[target]["globals"]
+                found |= {(target, n, k) for n, k in held.items() if self.relevant(k)}
+                continue
+            head, _, last = target.rpartition(".")
+            kind = self.modules[head]["globals"].get(last) if head in self.modules else None
+            if kind and self.relevant(kind):
+                found.add((head, last, kind))
+        return found
+
+    def module_of(self, qualname: str) -> str:
+        """The module that defines a function, method or class."""
+        head = qualname.rpartition(".")[0]
+        return head.rpartition(".")[0] if head in self.classes else head
+
     # -- per module ---------------------------------------------------------------------------
     def env(self, module: str) -> Env:
         summary = self.modules.get(module)
@@ -270,7 +316,7 @@ class ProjectIndex:
         refs = {ref for f in summary["functions"].values() for ref in f["calls"]}
         model = {r for r in refs if self.targets(r) & self.model}
         limit = {r for r in refs if self.targets(r) & self.limit}
-        own = {t for t in self.tools if t.rpartition(".")[0] == module}
+        own = {t for t in self.tools if self.module_of(t) == module}
         own |= {
             f"{t}.{m}"
             for t in own
@@ -278,7 +324,7 @@ class ProjectIndex:
             for m in TOOL_METHODS
             if f"{t}.{m}" in self.functions
         }
-        gated = frozenset(t for t in self.gated if t.rpartition(".")[0] == module)
+        gated = frozenset(t for t in self.gated if self.module_of(t) == module)
         turns = frozenset(r for r in refs if self.targets(r) & self.turns)
         called = frozenset(
             q for q in self.turns if q.startswith(f"{module}.") or not module if self.callers.get(q)

@@ -30,14 +30,27 @@ RETRY_DECORATORS = frozenset(
 )
 
 
-def retried(func: ast.AST, imports: ImportMap) -> bool:
-    """Whether a function is wrapped by a retry decorator."""
+def retried(func: ast.AST, imports: ImportMap, tree: Tree | None = None) -> bool:
+    """Whether a function is wrapped by a retry decorator: a retry library's, or (given the
+    module's ``tree``) one of the module's own decorators that wraps it in one."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     for decorator in func.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         if imports.resolve(dotted(target)) in RETRY_DECORATORS:
             return True
+        if tree is not None and isinstance(target, ast.Name) and _retries(tree, target.id, imports):
+            return True
+    return False
+
+
+def _retries(tree: Tree, name: str, imports: ImportMap) -> bool:
+    """The module's decorator ``name`` runs what it wraps under a retry decorator
+    (``@retry(...)`` on an inner function that calls it, as a conditional retry does)."""
+    for node in tree.module.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            inner = (n for n in ast.walk(node) if n is not node)
+            return any(retried(n, imports) for n in inner)
     return False
 
 

@@ -17,7 +17,9 @@ import ast
 from typing import TypedDict
 
 from .calls import CallIndex
+from .handed import Handed, hand_over, tool_arguments
 from .loops import counters, raise_tests
+from .registries import dispatch_helpers
 from .retries import retried
 from .tree import Tree, dotted
 from .values import CLASS, FUNCTION, Values
@@ -34,22 +36,6 @@ __all__ = [
 
 Def = ast.FunctionDef | ast.AsyncFunctionDef
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
-#: keyword arguments that hand tools to a model or an agent
-TOOL_KEYWORDS = frozenset({"tools", "functions", "toolsets"})
-#: keywords that describe a tool to a model (beside its ``name``)
-SPEC_KEYWORDS = frozenset(
-    {"desc", "description", "parameters", "schema", "input_schema", "instructions"}
-)
-#: keywords of a tool description that hold the function that runs the tool
-RUNNER_KEYWORDS = frozenset(
-    {"execute", "run", "invoke", "func", "fn", "function", "handler", "callback", "coroutine"}
-)
-#: calls that take tools positionally: qualified name or method name -> argument index
-TOOL_POSITIONS = {
-    "langgraph.prebuilt.ToolNode": 0,
-    "langgraph.prebuilt.create_react_agent": 1,
-    "bind_tools": 0,
-}
 #: the pseudo-function that holds a module's top-level code
 MODULE_CODE = "<module>"
 _PROTOCOL_BASES = frozenset({"typing.Protocol", "typing_extensions.Protocol", "abc.ABC"})
@@ -65,6 +51,8 @@ class FunctionFacts(TypedDict):
     calls: list[str]
     #: positional parameter names (what typed arguments of callers bind to)
     params: list[str]
+    #: a stub to be overridden (``raise NotImplementedError``, ``...``, ``@abstractmethod``)
+    abstract: bool
 
 
 class ClassFacts(TypedDict):
@@ -90,6 +78,13 @@ class Summary(TypedDict):
     arguments: list[tuple[str, int, str]]
     #: refs called inside ``while`` loops (what could make one a model loop, or bound it)
     looped: list[str]
+    #: helpers that call one entry of a name->function table picked by a parameter -> the
+    #: table's functions (tools when a tool calls the helper)
+    dispatchers: dict[str, list[str]]
+    #: the module's own functions it found to be tools (decorated, tool-class methods...)
+    defined: list[str]
+    #: module-level names -> kind of the value they hold (``client = OpenAI()``)
+    globals: dict[str, str]
 
 
 def owner_of(tree: Tree, node: ast.AST) -> Def | None:
@@ -142,6 +137,8 @@ def _elements(expr: ast.expr, values: Values) -> list[str]:
         return _elements(expr.value, values)
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
         return _elements(expr.left, values) + _elements(expr.right, values)
+    if isinstance(expr, ast.IfExp):
+        return _elements(expr.body, values) + _elements(expr.orelse, values)
     if isinstance(expr, ast.Call):
         if isinstance(expr.func, ast.Name) and expr.func.id in {"list", "tuple"} and expr.args:
             return _elements(expr.args[0], values)
@@ -149,30 +146,6 @@ def _elements(expr: ast.expr, values: Values) -> list[str]:
         return [name] if name and name.rpartition(".")[2][:1].isupper() else []
     name = values.qualify(dotted(expr))
     return [name] if name else []
-
-
-def _spec_callables(call: ast.Call) -> list[ast.expr]:
-    """``ToolSpec(name="shell", desc=..., execute=run_shell)``: a tool described for a model by
-    name and schema or description, with the function that runs it."""
-    keywords = {k.arg: k.value for k in call.keywords if k.arg}
-    name = keywords.get("name")
-    if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
-        return []
-    if not SPEC_KEYWORDS & keywords.keys():
-        return []
-    return [v for k, v in keywords.items() if isinstance(v, ast.Name) and k in RUNNER_KEYWORDS]
-
-
-def tool_arguments(call: ast.Call, values: Values) -> list[ast.expr]:
-    """The arguments of ``call`` that hand tools to a model or an agent."""
-    found = [k.value for k in call.keywords if k.arg in TOOL_KEYWORDS]
-    found += _spec_callables(call)
-    name = values.qualify(dotted(call.func)) or ""
-    method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
-    position = TOOL_POSITIONS.get(name, TOOL_POSITIONS.get(method))
-    if position is not None and len(call.args) > position:
-        found.append(call.args[position])
-    return found
 
 
 def _collections(tree: Tree, values: Values) -> dict[str, list[str]]:
@@ -202,6 +175,53 @@ def _class_facts(node: ast.ClassDef, values: Values) -> ClassFacts:
     )
 
 
+def _abstract(func: Def) -> bool:
+    """A method meant to be overridden: ``@abstractmethod``, or a body that is only a
+    docstring, ``pass``, ``...`` or ``raise NotImplementedError``."""
+    if any((dotted(d) or "").endswith("abstractmethod") for d in func.decorator_list):
+        return True
+    body = [
+        s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+    ]
+    if not body:
+        return True
+    if len(body) != 1:
+        return False
+    only = body[0]
+    if isinstance(only, ast.Pass):
+        return True
+    if isinstance(only, ast.Raise) and only.exc is not None:
+        exc = only.exc.func if isinstance(only.exc, ast.Call) else only.exc
+        return dotted(exc) == "NotImplementedError"
+    return False
+
+
+_CONSUMERS = frozenset({"list", "tuple", "set", "sorted", "iter", "next"})
+
+
+def _iterations(tree: Tree, values: Values) -> list[tuple[ast.AST, str]]:
+    """Implicit calls of ``__iter__``/``__next__`` (``__aiter__``/``__anext__``) on instances of
+    project classes: ``for x in response``, ``list(self)``, ``yield from response`` (a lazy
+    response that calls the model when it is iterated)."""
+    found: list[tuple[ast.AST, str]] = []
+    iterated: list[tuple[ast.AST, ast.expr, str]] = []
+    loops: list[ast.For | ast.AsyncFor] = [*tree.nodes(ast.For), *tree.nodes(ast.AsyncFor)]
+    for loop in loops:
+        method = "__aiter__" if isinstance(loop, ast.AsyncFor) else "__iter__"
+        iterated.append((loop, loop.iter, method))
+    for call in tree.nodes(ast.Call):
+        if isinstance(call.func, ast.Name) and call.func.id in _CONSUMERS and call.args:
+            iterated.append((call, call.args[0], "__iter__"))
+    iterated += [(y, y.value, "__iter__") for y in tree.nodes(ast.YieldFrom)]
+    for node, value, method in iterated:
+        kind = values.kind(value, node)
+        if kind and kind.startswith(CLASS):
+            cls = kind[len(CLASS) :]
+            step = "__anext__" if method == "__aiter__" else "__next__"
+            found += [(node, f"type:{cls}.{method}"), (node, f"type:{cls}.{step}")]
+    return found
+
+
 def _raising_ifs(tree: Tree) -> set[ast.If]:
     """``if`` statements whose body raises (found from the raises up, not the ifs down)."""
     found: set[ast.If] = set()
@@ -214,8 +234,10 @@ def _raising_ifs(tree: Tree) -> set[ast.If]:
     return found
 
 
-def summarize(tree: Tree, values: Values, calls: CallIndex) -> Summary:
-    """The module's summary (see the module docstring)."""
+def _function_facts(
+    tree: Tree, values: Values
+) -> tuple[dict[str, FunctionFacts], dict[Def, str], str]:
+    """Empty facts for each module- and class-level function (and the module's own code)."""
     module = values.module
     functions: dict[str, FunctionFacts] = {}
     owners: dict[Def, str] = {}
@@ -231,22 +253,35 @@ def summarize(tree: Tree, values: Values, calls: CallIndex) -> Summary:
             functions[name] = FunctionFacts(
                 model=False,
                 limit=sorted(set(tests.get(func, ()))),
-                retried=retried(func, values.imports),
+                retried=retried(func, values.imports, tree),
                 calls=[],
                 params=[a.arg for a in (*func.args.posonlyargs, *func.args.args)],
+                abstract=_abstract(func),
             )
     top = qualified(module, MODULE_CODE)
-    functions[top] = FunctionFacts(model=False, limit=[], retried=False, calls=[], params=[])
+    functions[top] = FunctionFacts(
+        model=False, limit=[], retried=False, calls=[], params=[], abstract=False
+    )
+    return functions, owners, top
+
+
+def summarize(
+    tree: Tree, values: Values, calls: CallIndex, handed: Handed | None = None
+) -> Summary:
+    """The module's summary (see the module docstring)."""
+    handed = handed or hand_over(tree, values)
+    module = values.module
+    functions, owners, top = _function_facts(tree, values)
+
+    def facts_of(node: ast.AST) -> FunctionFacts:
+        owner = owner_of(tree, node)
+        return functions[owners[owner] if owner is not None and owner in owners else top]
+
     arguments: set[tuple[str, int, str]] = set()
     ungated = {id(c.node) for c in calls.model if not c.gated}
-    tools: list[str] = []
-    gated: list[str] = []
     looped: set[str] = set()
     for call in tree.nodes(ast.Call):
-        for argument in tool_arguments(call, values):
-            (gated if values.has_gate(call) else tools).extend(_elements(argument, values))
-        owner = owner_of(tree, call)
-        facts = functions[owners[owner] if owner is not None and owner in owners else top]
+        facts = facts_of(call)
         if id(call) in ungated:
             facts["model"] = True
         ref = call_ref(call, values)
@@ -259,6 +294,10 @@ def summarize(tree: Tree, values: Values, calls: CallIndex) -> Summary:
                     arguments.add((ref, index, kind))
         if ref and any(isinstance(c.loop, ast.While) for c in tree.loops_of(call)):
             looped.add(ref)
+    for node, ref in _iterations(tree, values):
+        facts = facts_of(node)
+        if ref not in facts["calls"]:
+            facts["calls"].append(ref)
     classes = {
         qualified(module, node.name): _class_facts(node, values)
         for node in tree.module.body
@@ -270,9 +309,12 @@ def summarize(tree: Tree, values: Values, calls: CallIndex) -> Summary:
         functions=functions,
         classes=classes,
         collections=_collections(tree, values),
-        tools=sorted(set(tools)),
-        gated=sorted(set(gated)),
+        tools=handed.names,
+        gated=handed.gated,
         counters=sorted(counters(tree)),
         arguments=sorted(arguments),
         looped=sorted(looped),
+        dispatchers=dispatch_helpers(tree, values),
+        defined=[],
+        globals=dict(values.scopes.get(tree.module, {})),
     )

@@ -6,7 +6,7 @@ index found handed to a model or an agent in ``tools=``/``functions=`` (in any m
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from .catalog import SOURCE_CHECKED, TOOL_BASES, TOOL_CONSTRUCTORS
@@ -38,10 +38,12 @@ class Dispatch:
     symbol: str
     guarded: bool
     fixable: bool
+    #: refs of the methods the dispatch runs, when the looked-up value has a known type
+    runs: tuple[str, ...] = ()
 
 
 def find_tools(
-    guards: Guards, flowed: frozenset[str] = frozenset()
+    guards: Guards, flowed: frozenset[str] = frozenset(), nested: Sequence[Def] = ()
 ) -> tuple[list[ToolSite], list[Dispatch]]:
     """Tools exposed by decorators, constructors and classes, and the module's definitions in
     ``flowed`` (qualified names the project index saw handed to a model); MCP ``call_tool``
@@ -60,6 +62,10 @@ def find_tools(
             gated = guards.function_gated(func)
             how = "tool class" if isinstance(owner, ast.ClassDef) else "tool list or spec"
             tools.append(ToolSite(name=name, node=func, how=how, gated=gated, fixable=True))
+    for func in nested:
+        gated = guards.function_gated(func)
+        site = ToolSite(name=func.name, node=func, how="tool list", gated=gated, fixable=True)
+        tools.append(site)
     for call in tree.nodes(ast.Call):
         tools.extend(_constructed(guards, call))
     for cls in tree.nodes(ast.ClassDef):
@@ -70,9 +76,8 @@ def find_tools(
 def _decorated(guards: Guards, func: Def, tools: list[ToolSite], out: list[Dispatch]) -> None:
     kinds = [guards.tool_decorator(d, func) for d in func.decorator_list]
     if "dispatcher" in kinds:
-        out.append(
-            Dispatch(node=func, symbol=func.name, guarded=guards.self_guarded(func), fixable=False)
-        )
+        guarded = guards.self_guarded(func) or guards.integration_gated(func)
+        out.append(Dispatch(node=func, symbol=func.name, guarded=guarded, fixable=False))
         return
     if "tool" not in kinds:
         return

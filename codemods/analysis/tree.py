@@ -47,6 +47,10 @@ class Tree:
         #: node -> the innermost function containing it (filled by ``function_of``)
         self._functions: dict[ast.AST, ast.AST] = {}
         self._by_type: dict[type[ast.AST], list[ast.AST]] = defaultdict(list)
+        #: ``if isinstance(x, C):`` -> ``("x", C)`` (filled by ``narrowed``)
+        self._narrowing: dict[ast.AST, tuple[str, ast.expr]] | None = None
+        self._narrowed_names: set[str] = set()
+        self._narrowed_tails: set[str] = set()
         # One hand-rolled pass instead of many ast.walk() calls: ast.walk dominates the profile.
         stack: list[ast.AST] = [module]
         parents = self._parents
@@ -133,6 +137,43 @@ class Tree:
                 elif isinstance(parent, ast.While) and child is parent.test:
                     found.append(LoopContext(parent, in_body=False))
         return found
+
+    def narrowed(self, expr: ast.expr, at: ast.AST) -> ast.expr | None:
+        """The class ``expr`` is narrowed to at ``at`` by an enclosing ``if isinstance(expr,
+        C):`` of the same function (``C``), if any."""
+        if self._narrowing is None:
+            self._narrowing = {}
+            for call in self.nodes(ast.Call):
+                parent = self._parents.get(call)
+                if (
+                    isinstance(parent, ast.If)
+                    and parent.test is call
+                    and dotted(call.func) == "isinstance"
+                    and len(call.args) == 2
+                    and not isinstance(call.args[1], ast.Tuple)
+                ):
+                    name = dotted(call.args[0])
+                    if name:
+                        self._narrowing[parent] = (name, call.args[1])
+            self._narrowed_names = {name for name, _ in self._narrowing.values()}
+            self._narrowed_tails = {n.rpartition(".")[2] for n in self._narrowed_names}
+        if not self._narrowing:
+            return None
+        tail = expr.attr if isinstance(expr, ast.Attribute) else getattr(expr, "id", None)
+        if tail not in self._narrowed_tails:
+            return None
+        name = dotted(expr)
+        if name not in self._narrowed_names:
+            return None
+        for parent, child in self.ancestors(at):
+            if isinstance(parent, SCOPE_NODES):
+                break
+            if not isinstance(parent, ast.If) or parent not in self._narrowing:
+                continue
+            tested, cls = self._narrowing[parent]
+            if tested == name and any(child is s for s in parent.body):
+                return cls
+        return None
 
     def in_comprehension_or_lambda(self, node: ast.AST) -> bool:
         for parent, _ in self.ancestors(node):

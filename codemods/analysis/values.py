@@ -17,7 +17,7 @@ from .catalog import HTTP_CLIENTS, REBINDERS, SESSIONS, TOOL_SERVER_CLIENTS, Cat
 from .imports import ImportMap
 from .tree import FUNCTION_NODES, Tree, dotted
 
-__all__ = ["CLASS", "FUNCTION", "GATED", "GUARDKIT", "Values"]
+__all__ = ["CLASS", "FUNCTION", "GATED", "GUARDKIT", "MODEL_FUNCTION", "Values"]
 
 GUARDKIT = "guardkit"
 #: the kind of a client, agent or server built with a guardkit integration: gated
@@ -26,8 +26,22 @@ GATED = "gated"
 FUNCTION = "function:"
 #: prefix of the kind of an instance of a class that is not in the catalog
 CLASS = "class:"
+#: the kind of a callable that makes a model call (``completion = litellm.completion``)
+MODEL_FUNCTION = "model_function"
 Def = ast.FunctionDef | ast.AsyncFunctionDef
 _ROUNDS = 3
+_SERVER_SELF = frozenset({"fastmcp", "mcp_lowlevel"})
+
+
+_TAILS: dict[int, tuple[Catalog, frozenset[str]]] = {}
+
+
+def _tails(catalog: Catalog) -> frozenset[str]:
+    cached = _TAILS.get(id(catalog))
+    if cached is None or cached[0] is not catalog:
+        names = [*catalog.functions, *(c for chains in catalog.methods.values() for c in chains)]
+        cached = _TAILS[id(catalog)] = (catalog, frozenset(n.rpartition(".")[2] for n in names))
+    return cached[1]
 
 
 @lru_cache(maxsize=4096)
@@ -65,6 +79,8 @@ class Values:
             for local, qualname in imports.names.items()
             if qualname in gates or any(g.startswith(qualname + ".") for g in gates)
         }
+        #: last components of the model functions and method chains of the catalog
+        self._tails = _tails(catalog)
         self.scopes: dict[ast.AST, dict[str, str]] = defaultdict(dict)
         self.attrs: dict[ast.ClassDef, dict[str, str]] = defaultdict(dict)
         self.returns: dict[ast.AST, str] = {}
@@ -103,15 +119,18 @@ class Values:
             cls = self.tree.class_of(at)
             return self.attrs[cls].get(expr.attr) if cls else None
         base = self.kind(expr.value, at)
-        if not (base and base.startswith(CLASS)):
+        if base is None:
+            return self._imported_kind(dotted(expr))
+        if not base.startswith(CLASS):
             return None
         qualname = base[len(CLASS) :]
         local = self.classes.get(qualname.rpartition(".")[2])
-        if local is not None and self._local(local.name) == qualname:
+        if local is not None and self.local_name(local.name) == qualname:
             return self.attrs[local].get(expr.attr)
         return self.project.get(qualname, {}).get(expr.attr)
 
-    def _local(self, name: str) -> str:
+    def local_name(self, name: str) -> str:
+        """The qualified name of a definition of this module."""
         return f"{self.module}.{name}" if self.module else name
 
     def qualify(self, name: str | None) -> str | None:
@@ -166,18 +185,14 @@ class Values:
 
     def kind(self, expr: ast.AST, at: ast.AST) -> str | None:
         """The kind of value ``expr`` (located inside ``at``) evaluates to, if known."""
+        if isinstance(expr, (ast.Name, ast.Attribute)):
+            narrowed = self.tree.narrowed(expr, at)
+            if narrowed is not None:
+                return self.qualname_kind(self.qualify(dotted(narrowed)))
         if isinstance(expr, ast.Name):
-            for scope in self._chain(at):
-                if expr.id in self.scopes.get(scope, {}):
-                    return self.scopes[scope][expr.id]
-            if expr.id in self.functions:
-                return FUNCTION + self._local(expr.id)
-            if expr.id == "self":
-                cls = self.tree.class_of(at)
-                return CLASS + self._local(cls.name) if cls else None
-            return None
+            return self._name_kind(expr, at)
         if isinstance(expr, ast.Attribute):
-            return self._attribute_kind(expr, at)
+            return self._attribute_kind(expr, at) or self._model_function(expr, at)
         if isinstance(expr, ast.Call):
             return self._call_kind(expr, at)
         if isinstance(expr, ast.Await):
@@ -189,6 +204,64 @@ class Values:
             options = [expr.body, expr.orelse] if isinstance(expr, ast.IfExp) else expr.values
             return next((k for k in (self.kind(o, at) for o in options) if k), None)
         return None
+
+    def held_kind(self, expr: ast.expr, at: ast.AST) -> str | None:
+        """The kind a variable or attribute was bound to (no evaluation of what it names):
+        the cheap test of whether a called name holds a model function."""
+        if isinstance(expr, ast.Name):
+            for scope in self.scope_chain(at):
+                if expr.id in self.scopes.get(scope, {}):
+                    return self.scopes[scope][expr.id]
+            return self._imported_kind(expr.id)
+        if isinstance(expr, ast.Attribute):
+            return self._attribute_kind(expr, at)
+        return None
+
+    def _name_kind(self, expr: ast.Name, at: ast.AST) -> str | None:
+        for scope in self.scope_chain(at):
+            if expr.id in self.scopes.get(scope, {}):
+                return self.scopes[scope][expr.id]
+        if expr.id in self.functions:
+            return FUNCTION + self.local_name(expr.id)
+        if expr.id == "self":
+            cls = self.tree.class_of(at)
+            return self._self_kind(cls) if cls else None
+        return self._imported_kind(expr.id) or self._model_function(expr, at)
+
+    def _imported_kind(self, name: str | None) -> str | None:
+        """A module-level value of another module of the project (``from .llm import client``,
+        ``config.client``), from the project index."""
+        qualname = self.imports.resolve(name) if self.project else None
+        if qualname is None:
+            return None
+        module, _, attr = qualname.rpartition(".")
+        return self.project.get(module, {}).get(attr)
+
+    def _model_function(self, expr: ast.Name | ast.Attribute, at: ast.AST) -> str | None:
+        """``litellm.completion`` or ``client.chat.completions.create`` named, not called: a
+        callable that makes a model call (``completion = litellm.completion``)."""
+        if (expr.attr if isinstance(expr, ast.Attribute) else expr.id) not in self._tails:
+            return None  # most names: no model function ends that way
+        if self.imports.resolve(dotted(expr)) in self.catalog.functions:
+            return MODEL_FUNCTION
+        chain: list[str] = []
+        node: ast.expr = expr
+        while isinstance(node, ast.Attribute):
+            chain.insert(0, node.attr)
+            node = node.value
+            kind = self.kind(node, at) if len(chain) > 1 or isinstance(node, ast.Name) else None
+            if kind and ".".join(chain) in self.catalog.methods.get(kind, ()):
+                return MODEL_FUNCTION
+        return None
+
+    def _self_kind(self, cls: ast.ClassDef) -> str:
+        """``self`` in a subclass of a tool server (``class Server(FastMCP)``) is that server;
+        in any other class, an instance of the class."""
+        for base in cls.bases:
+            kind = TOOL_SERVER_CLIENTS.get(self.qualify(dotted(base)) or "")
+            if kind in _SERVER_SELF:
+                return kind
+        return CLASS + self.local_name(cls.name)
 
     def annotation_kind(self, ann: ast.expr | None) -> str | None:
         """The kind named by a type annotation (``OpenAI``, ``"OpenAI"``, ``OpenAI | None``...)."""
@@ -211,8 +284,20 @@ class Values:
             return self.functions[func.id], 0
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             cls = self.tree.class_of(at)
-            if func.value.id == "self" and cls and func.attr in self.methods[cls]:
-                return self.methods[cls][func.attr], 1
+            if func.value.id == "self" and cls:
+                method = self.method_of(cls, func.attr)
+                return (method, 1) if method else None
+        return None
+
+    def method_of(self, cls: ast.ClassDef, name: str, depth: int = 0) -> Def | None:
+        """``name`` defined by ``cls`` or inherited from a base class of this module."""
+        if name in self.methods[cls]:
+            return self.methods[cls][name]
+        for base in cls.bases if depth < 8 else ():
+            local = self.classes.get(dotted(base) or "")
+            found = self.method_of(local, name, depth + 1) if local else None
+            if found:
+                return found
         return None
 
     def _call_kind(self, call: ast.Call, at: ast.AST) -> str | None:
@@ -240,7 +325,7 @@ class Values:
                 return SESSIONS.get(kind, {}).get(".".join(chain))
         return None
 
-    def _chain(self, at: ast.AST) -> list[ast.AST]:
+    def scope_chain(self, at: ast.AST) -> list[ast.AST]:
         """The scopes a name used at ``at`` is looked up in, innermost first."""
         inner = at if isinstance(at, FUNCTION_NODES) else self.tree.function_of(at)
         chain = self._chains.get(inner)
@@ -300,7 +385,7 @@ class Values:
         defaults += args.kw_defaults
         owner = self.tree.parent(func)
         name = f"{owner.name}.{func.name}" if isinstance(owner, ast.ClassDef) else func.name
-        given = self.project.get(self._local(name), {})
+        given = self.project.get(self.local_name(name), {})
         for param, default in zip(params, defaults, strict=True):
             found = self.annotation_kind(param.annotation) or given.get(param.arg)
             if found is None and default is not None:

@@ -127,6 +127,33 @@ VALID: tuple[Valid, ...] = (
         """,
         note="the limit is enforced in the called method",
     ),
+    Valid(
+        code="""
+        import litellm
+        class Agent:
+            def answer(self, messages, depth=0):
+                if depth >= 8:
+                    raise RuntimeError("too many tool rounds")
+                reply = litellm.completion(model="m", messages=messages)
+                if reply.choices[0].finish_reason == "tool_calls":
+                    return self.answer(messages, depth=depth + 1)
+                return reply
+        """,
+        note="a recursion that passes a depth on and compares it is bounded",
+    ),
+    Valid(
+        code="""
+        import guardkit
+        import litellm
+        def answer(messages):
+            with guardkit.model_turn():
+                reply = litellm.completion(model="m", messages=messages)
+            if reply.choices[0].finish_reason == "tool_calls":
+                return answer(messages)
+            return reply
+        """,
+        note="a recursion gated by llm_turn: the policy's turn budget bounds it",
+    ),
 )
 
 INVALID: tuple[Invalid, ...] = (
@@ -413,6 +440,140 @@ INVALID: tuple[Invalid, ...] = (
                     messages.append(client.messages.create(model="m", messages=messages))
                     if not auto_run and input("run it? ") != "y":
                         break
+        """,
+    ),
+    Invalid(
+        code="""
+            from openai import OpenAI
+            client = OpenAI()
+            class Session:
+                def reply(self, messages, tools):
+                    response = client.chat.completions.create(
+                        model="m", messages=messages, tools=tools
+                    )
+                    message = response.choices[0].message
+                    if message.tool_calls:
+                        messages.append(run_tools(message.tool_calls))
+                        return self.reply(messages, tools)
+                    return message.content
+        """,
+        line=4,
+        column=4,
+        note="a tool loop written as recursion, with no depth limit (not fixed: bounding it "
+        "takes a depth parameter the callers must agree to)",
+    ),
+    Invalid(
+        code="""
+            import litellm
+            completion = litellm.completion
+            def answer(messages):
+                while True:
+                    reply = completion(model="m", messages=messages)
+                    if not reply.choices[0].message.tool_calls:
+                        break
+        """,
+        line=4,
+        column=4,
+        note="the model function held in a variable",
+        expected_fix="""
+            import litellm
+            completion = litellm.completion
+            def answer(messages):
+                for _gk_turns in range(25):
+                    reply = completion(model="m", messages=messages)
+                    if not reply.choices[0].message.tool_calls:
+                        break
+        """,
+    ),
+    Invalid(
+        code="""
+            from langchain_core.language_models import BaseChatModel
+            class CodeAgent:
+                def __init__(self, model: BaseChatModel):
+                    self.model = model
+                def stream(self, history):
+                    while True:
+                        reply = self.model.invoke(history)
+                        history.append(run_code(reply.content))
+                        yield reply
+        """,
+        line=6,
+        column=8,
+        note="a chat model typed by LangChain's base class",
+        expected_fix="""
+            from langchain_core.language_models import BaseChatModel
+            class CodeAgent:
+                def __init__(self, model: BaseChatModel):
+                    self.model = model
+                def stream(self, history):
+                    for _gk_turns in range(25):
+                        reply = self.model.invoke(history)
+                        history.append(run_code(reply.content))
+                        yield reply
+        """,
+    ),
+    Invalid(
+        code="""
+            from openai import OpenAI
+            class Model:
+                def execute(self, prompt):
+                    raise NotImplementedError
+            class Chat(Model):
+                def execute(self, prompt):
+                    return OpenAI().chat.completions.create(model="m", messages=prompt)
+            class Response:
+                def __init__(self, model: Model, prompt):
+                    self.model = model
+                    self.prompt = prompt
+                def __iter__(self):
+                    yield from self.model.execute(self.prompt)
+                def tool_calls(self):
+                    return [c for c in list(self) if c.tool_calls]
+            def chain(model: Model, prompt, limit=None):
+                response: Response = Response(model, prompt)
+                count = 0
+                while True:
+                    count += 1
+                    if limit and count >= limit:
+                        raise ValueError("chain limit exceeded")
+                    yield response
+                    calls = response.tool_calls()
+                    if not calls:
+                        break
+                    response = Response(model, run_tools(calls))
+        """,
+        line=19,
+        column=4,
+        note="a lazy response object runs the model when it is iterated; a limit that is off by "
+        "default is no bound",
+        expected_fix="""
+            from openai import OpenAI
+            class Model:
+                def execute(self, prompt):
+                    raise NotImplementedError
+            class Chat(Model):
+                def execute(self, prompt):
+                    return OpenAI().chat.completions.create(model="m", messages=prompt)
+            class Response:
+                def __init__(self, model: Model, prompt):
+                    self.model = model
+                    self.prompt = prompt
+                def __iter__(self):
+                    yield from self.model.execute(self.prompt)
+                def tool_calls(self):
+                    return [c for c in list(self) if c.tool_calls]
+            def chain(model: Model, prompt, limit=None):
+                response: Response = Response(model, prompt)
+                count = 0
+                for _gk_turns in range(25):
+                    count += 1
+                    if limit and count >= limit:
+                        raise ValueError("chain limit exceeded")
+                    yield response
+                    calls = response.tool_calls()
+                    if not calls:
+                        break
+                    response = Response(model, run_tools(calls))
         """,
     ),
 )

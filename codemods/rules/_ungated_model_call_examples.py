@@ -340,4 +340,91 @@ INVALID: tuple[Invalid, ...] = (
                 return reply.json()
             """,
     ),
+    Invalid(
+        code="""
+        import litellm
+        completion = litellm.completion
+        def ask(prompt):
+            return completion(model="m", messages=[prompt])
+        """,
+        line=4,
+        column=11,
+        note="the model function held in a module-level variable",
+        expected_fix="""
+            import litellm
+            import guardkit
+
+            completion = litellm.completion
+            def ask(prompt):
+                with guardkit.model_turn():
+                    return completion(model="m", messages=[prompt])
+            """,
+    ),
+    Invalid(
+        code="""
+        import openai
+        class Base:
+            def client(self):
+                return openai.OpenAI()
+        class Chat(Base):
+            def ask(self, prompt):
+                client = self.client()
+                return client.chat.completions.create(model="m", messages=[prompt])
+        """,
+        line=8,
+        column=15,
+        note="a client built by a method the class inherits",
+        expected_fix="""
+            import openai
+            import guardkit
+
+            class Base:
+                def client(self):
+                    return openai.OpenAI()
+            class Chat(Base):
+                def ask(self, prompt):
+                    client = self.client()
+                    with guardkit.model_turn():
+                        return client.chat.completions.create(model="m", messages=[prompt])
+            """,
+    ),
+    Invalid(
+        code="""
+        import openai
+        class Backend:
+            def send(self, prompt):
+                raise NotImplementedError
+        class OpenAIBackend(Backend):
+            def __init__(self):
+                self.client = openai.OpenAI()
+            def send(self, prompt):
+                return self.client.responses.create(model="m", input=prompt)
+        def ask(backend: object, prompt):
+            if isinstance(backend, OpenAIBackend):
+                return backend.client.responses.create(model="m", input=prompt)
+            return None
+        """,
+        line=12,
+        column=15,
+        note="a value narrowed by isinstance",
+        expected_fix="""
+            import openai
+            import guardkit
+
+            class Backend:
+                def send(self, prompt):
+                    raise NotImplementedError
+            class OpenAIBackend(Backend):
+                def __init__(self):
+                    self.client = openai.OpenAI()
+                def send(self, prompt):
+                    with guardkit.model_turn():
+                        return self.client.responses.create(model="m", input=prompt)
+            def ask(backend: object, prompt):
+                if isinstance(backend, OpenAIBackend):
+                    with guardkit.model_turn():
+                        return backend.client.responses.create(model="m", input=prompt)
+                return None
+            """,
+    ),
 )

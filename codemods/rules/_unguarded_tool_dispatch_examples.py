@@ -42,6 +42,19 @@ VALID: tuple[Valid, ...] = (
     ),
     Valid(
         code="""
+        import guardkit
+        @guardkit.tool()
+        def search(q): return q
+        @guardkit.tool()
+        def fetch(url): return url
+        def run(call):
+            chosen = {"search": search, "fetch": fetch}[call["name"]]
+            return chosen(**call["args"])
+        """,
+        note="a table written where it is used, every entry guarded",
+    ),
+    Valid(
+        code="""
         COMMANDS = {"start": print}
         def main(cmd):
             COMMANDS[cmd]("x")
@@ -131,6 +144,26 @@ VALID: tuple[Valid, ...] = (
             return HANDLERS[config.name](rows)
         """,
         note="a table indexed by configuration",
+    ),
+    Valid(
+        code="""
+        from langchain_core.tools import tool
+        files: dict[str, str] = {}
+        @tool
+        def edit(path: str, old: str, new: str) -> str:
+            content = files[path]
+            files[path] = content.replace(old, new)
+            return "ok"
+        """,
+        note="data read by a tool's parameter is not a dispatch",
+    ),
+    Valid(
+        code="""
+        def render(call, validators):
+            Model = build_model(call.name, validators)
+            return Model(**call.arguments)
+        """,
+        note="a call given the tool name and more builds something from it; not a lookup",
     ),
 )
 
@@ -279,5 +312,80 @@ INVALID: tuple[Invalid, ...] = (
         line=6,
         column=11,
         note="a getter called with the tool name",
+    ),
+    Invalid(
+        code="""
+        class Registry:
+            def __init__(self):
+                self._functions = {}
+            def get(self, name):
+                return self._functions.get(name)
+            async def call(self, name: str, arguments: dict):
+                found = self.get(name)
+                function = found
+                return await function(**arguments)
+        """,
+        line=9,
+        column=21,
+        note="a registry lookup followed through a chain of variables",
+    ),
+    Invalid(
+        code="""
+        import json
+        from openai import OpenAI
+        def agent_turn(tools: dict, message):
+            for call in message.tool_calls:
+                entry = tools[call.function.name]
+                arguments = json.loads(call.function.arguments)
+                entry["callable"](**arguments)
+        """,
+        line=7,
+        column=8,
+        note="the callable read from the looked-up entry",
+    ),
+    Invalid(
+        code="""
+        from langchain_core.messages import ToolMessage
+        async def run_tools(message, tools):
+            by_name = {tool.name: tool for tool in tools}
+            for call in message.tool_calls:
+                output = await execute_safely(by_name[call["name"]], call["args"])
+                yield ToolMessage(content=output, tool_call_id=call["id"])
+        """,
+        line=5,
+        column=23,
+        note="an executor handed the looked-up tool and the model's arguments",
+    ),
+    Invalid(
+        code="""
+        from langchain_core.tools import tool
+        def task_tool(agents: dict):
+            @tool
+            def task(description: str, agent_type: str) -> str:
+                sub_agent = agents[agent_type]
+                return sub_agent.invoke({"messages": [description]})
+            return task
+        """,
+        line=6,
+        column=15,
+        note="a sub-agent picked by a tool parameter the model wrote, then run",
+    ),
+    Invalid(
+        code="""
+        import anthropic
+        from .files import read_file
+        client = anthropic.Anthropic()
+        def turn(messages, tools):
+            reply = client.messages.create(model="m", messages=messages, tools=tools)
+            for block in reply.content:
+                match block.name:
+                    case "read_file":
+                        messages.append(read_file(**block.input))
+                    case _:
+                        messages.append(f"unknown tool {block.name}")
+        """,
+        line=9,
+        column=32,
+        note="a match on the tool name the model chose (the function is imported: no fix here)",
     ),
 )

@@ -112,6 +112,70 @@ VALID: tuple[Valid, ...] = (
         """,
         note="an MCP server wrapped by guard_server",
     ),
+    Valid(
+        code="""
+        import guardkit
+        from mcp.server import Server
+        server = Server("files")
+        def remove(path: str) -> str:
+            return path
+        @server.call_tool()
+        async def call_tool(name: str, arguments: dict) -> list:
+            guardkit.current_agent().authorize(name, arguments)
+            match name:
+                case "remove":
+                    return [remove(arguments["path"])]
+                case _:
+                    raise ValueError(name)
+        """,
+        note="an MCP call_tool handler that asks the guard before dispatching gates its tools",
+    ),
+    Valid(
+        code="""
+        from mcp.server import Server
+        from mcp.types import Tool
+        server = Server("files")
+        @server.list_tools()
+        async def list_tools() -> list[Tool]:
+            return [Tool(name="remove", description="Remove a file", inputSchema={})]
+        """,
+        note="listing tool specs runs nothing",
+    ),
+    Valid(
+        code="""
+        from mcp.server import Server
+        server = Server("notes")
+        class Handler:
+            def run(self, args: dict) -> list:
+                raise NotImplementedError
+        class Append(Handler):
+            def run(self, args: dict) -> list:
+                return [args["text"]]
+        HANDLERS: dict[str, Handler] = {}
+        def handler_for(name: str) -> Handler:
+            return HANDLERS[name]
+        @server.call_tool()
+        async def call_tool(name: str, arguments: dict) -> list:
+            if not guard.authorize(name, arguments):
+                return []
+            return handler_for(name).run(arguments)
+        """,
+        note="a typed lookup behind a guard request: the implementations are gated",
+    ),
+    Valid(
+        code="""
+        import sys
+        def build(args): return args
+        def clean(args): return args
+        class Cli:
+            def __init__(self):
+                self._commands = {"build": build, "clean": clean}
+            def run(self, command: str, *args):
+                return self._commands[command](*args)
+        Cli().run(sys.argv[1], *sys.argv[2:])
+        """,
+        note="a table picked by a parameter that no tool forwards to: commands a person typed",
+    ),
 )
 
 INVALID: tuple[Invalid, ...] = (
@@ -427,6 +491,330 @@ INVALID: tuple[Invalid, ...] = (
             def examples() -> str:
                 return "ls"
             tool = ToolSpec(name="sh", desc="Run", execute=execute_shell, examples=examples)
+            """,
+    ),
+    Invalid(
+        code="""
+        from assistant import Assistant
+        class Debugger:
+            def run_command(self, command: str) -> str:
+                return command
+            def show_source(self, name: str) -> str:
+                return name
+            def functions(self):
+                found = [self.run_command]
+                if self.has_sources():
+                    found.append(self.show_source)
+                return found
+            def start(self):
+                functions = self.functions()
+                return Assistant(instructions="debug", functions=functions)
+        """,
+        line=5,
+        column=4,
+        note="bound methods listed by a helper, handed over through a local variable",
+        expected_fix="""
+            from assistant import Assistant
+            import guardkit
+
+            class Debugger:
+                @guardkit.tool()
+                def run_command(self, command: str) -> str:
+                    return command
+                @guardkit.tool()
+                def show_source(self, name: str) -> str:
+                    return name
+                def functions(self):
+                    found = [self.run_command]
+                    if self.has_sources():
+                        found.append(self.show_source)
+                    return found
+                def start(self):
+                    functions = self.functions()
+                    return Assistant(instructions="debug", functions=functions)
+            """,
+    ),
+    Invalid(
+        code="""
+        from fastmcp import FastMCP
+        class NotesServer(FastMCP):
+            def setup(self, read_only: bool) -> None:
+                async def append_note(text: str) -> str:
+                    return text
+                handler = append_note
+                if not read_only:
+                    self.tool(handler, name="append-note")
+        """,
+        line=4,
+        column=8,
+        note="a nested function registered by a call on a FastMCP subclass",
+        expected_fix="""
+            from fastmcp import FastMCP
+            import guardkit
+
+            class NotesServer(FastMCP):
+                def setup(self, read_only: bool) -> None:
+                    @guardkit.tool()
+                    async def append_note(text: str) -> str:
+                        return text
+                    handler = append_note
+                    if not read_only:
+                        self.tool(handler, name="append-note")
+            """,
+    ),
+    Invalid(
+        code="""
+        import os
+        from google.adk.agents import Agent
+        def plan_query(question: str) -> str:
+            return question
+        def plan_query_fast(question: str) -> str:
+            return question
+        agent = Agent(
+            name="db",
+            tools=[plan_query_fast if os.getenv("FAST") else plan_query],
+        )
+        """,
+        line=3,
+        column=0,
+        note="either branch of a conditional in the tool list",
+        expected_fix="""
+            import os
+            from google.adk.agents import Agent
+            import guardkit
+
+            @guardkit.tool()
+            def plan_query(question: str) -> str:
+                return question
+            @guardkit.tool()
+            def plan_query_fast(question: str) -> str:
+                return question
+            agent = Agent(
+                name="db",
+                tools=[plan_query_fast if os.getenv("FAST") else plan_query],
+            )
+            """,
+    ),
+    Invalid(
+        code="""
+        from mcp.server import Server
+        server = Server("vcs")
+        def commit(message: str) -> str:
+            return message
+        @server.call_tool()
+        async def call_tool(name: str, arguments: dict) -> list:
+            match name:
+                case "commit":
+                    result = commit(arguments["message"])
+                    return [result]
+                case _:
+                    raise ValueError(f"unknown tool {name}")
+        """,
+        line=3,
+        column=0,
+        note="an MCP low-level handler's match on the tool name: the function a case runs is the "
+        "tool",
+        expected_fix="""
+            from mcp.server import Server
+            import guardkit
+
+            server = Server("vcs")
+            @guardkit.tool()
+            def commit(message: str) -> str:
+                return message
+            @server.call_tool()
+            async def call_tool(name: str, arguments: dict) -> list:
+                match name:
+                    case "commit":
+                        result = commit(arguments["message"])
+                        return [result]
+                    case _:
+                        raise ValueError(f"unknown tool {name}")
+            """,
+    ),
+    Invalid(
+        code="""
+        import httpx
+        from mcp.server import Server
+        server = Server("weather")
+        async def get(client, url):
+            return (await client.get(url)).json()
+        @server.call_tool()
+        async def handle(name: str, arguments: dict) -> list:
+            if name == "forecast":
+                async with httpx.AsyncClient() as client:
+                    point = await get(client, f"/points/{arguments['at']}")
+                    return [await get(client, point["forecast"])]
+            raise ValueError(name)
+        """,
+        line=8,
+        column=4,
+        note="a branch that does the work itself (several calls) is the tool; no decorator fits "
+        "a branch",
+    ),
+    Invalid(
+        code="""
+        from mcp.server import Server
+        server = Server("fetch")
+        @server.call_tool()
+        async def call_tool(name, arguments: dict) -> list:
+            url = arguments["url"]
+            return [url]
+        """,
+        line=4,
+        column=0,
+        note="a handler that never looks at the tool name is the one tool itself",
+    ),
+    Invalid(
+        code="""
+        from mcp.server import Server
+        server = Server("clock")
+        class Clock:
+            def convert(self, source: str, target: str) -> str:
+                return target
+        clock = Clock()
+        @server.call_tool()
+        async def call_tool(name: str, arguments: dict) -> list:
+            if name == "convert":
+                if "target" not in arguments:
+                    raise ValueError("target is required")
+                return [clock.convert(arguments["source"], arguments["target"])]
+            raise ValueError(name)
+        """,
+        line=4,
+        column=4,
+        note="a method of the project's own object, called from a branch",
+        expected_fix="""
+            from mcp.server import Server
+            import guardkit
+
+            server = Server("clock")
+            class Clock:
+                @guardkit.tool()
+                def convert(self, source: str, target: str) -> str:
+                    return target
+            clock = Clock()
+            @server.call_tool()
+            async def call_tool(name: str, arguments: dict) -> list:
+                if name == "convert":
+                    if "target" not in arguments:
+                        raise ValueError("target is required")
+                    return [clock.convert(arguments["source"], arguments["target"])]
+                raise ValueError(name)
+            """,
+    ),
+    Invalid(
+        code="""
+        from mcp.server import Server
+        server = Server("notes")
+        class Handler:
+            def run(self, args: dict) -> list:
+                raise NotImplementedError
+        class Append(Handler):
+            def run(self, args: dict) -> list:
+                return [args["text"]]
+        HANDLERS: dict[str, Handler] = {}
+        def handler_for(name: str) -> Handler:
+            return HANDLERS[name]
+        @server.call_tool()
+        async def call_tool(name: str, arguments: dict) -> list:
+            handler = handler_for(name)
+            return handler.run(arguments)
+        """,
+        line=7,
+        column=4,
+        note="a lookup whose type is known: the implementations of the method it calls are the "
+        "tools (the abstract one is not)",
+        expected_fix="""
+            from mcp.server import Server
+            import guardkit
+
+            server = Server("notes")
+            class Handler:
+                def run(self, args: dict) -> list:
+                    raise NotImplementedError
+            class Append(Handler):
+                @guardkit.tool()
+                def run(self, args: dict) -> list:
+                    return [args["text"]]
+            HANDLERS: dict[str, Handler] = {}
+            def handler_for(name: str) -> Handler:
+                return HANDLERS[name]
+            @server.call_tool()
+            async def call_tool(name: str, arguments: dict) -> list:
+                handler = handler_for(name)
+                return handler.run(arguments)
+            """,
+    ),
+    Invalid(
+        code="""
+        from langchain_core.tools import BaseTool
+        def create_refund(context, payment: str) -> str:
+            return payment
+        def list_refunds(context) -> list:
+            return []
+        class Api:
+            def __init__(self):
+                self._dispatch = {"create_refund": create_refund, "list_refunds": list_refunds}
+            def run(self, method: str, **kwargs) -> str:
+                function = self._dispatch[method]
+                return function(None, **kwargs)
+        class PaymentsTool(BaseTool):
+            api: Api
+            method: str
+            def _run(self, **kwargs) -> str:
+                return self.api.run(self.method, **kwargs)
+        """,
+        line=2,
+        column=0,
+        note="the functions of a name table whose dispatch helper a tool forwards to (the "
+        "generic tool class is the adapter; the operations are the tools)",
+        expected_fix="""
+            from langchain_core.tools import BaseTool
+            import guardkit
+
+            @guardkit.tool()
+            def create_refund(context, payment: str) -> str:
+                return payment
+            @guardkit.tool()
+            def list_refunds(context) -> list:
+                return []
+            class Api:
+                def __init__(self):
+                    self._dispatch = {"create_refund": create_refund, "list_refunds": list_refunds}
+                def run(self, method: str, **kwargs) -> str:
+                    function = self._dispatch[method]
+                    return function(None, **kwargs)
+            class PaymentsTool(BaseTool):
+                api: Api
+                method: str
+                @guardkit.tool()
+                def _run(self, **kwargs) -> str:
+                    return self.api.run(self.method, **kwargs)
+            """,
+    ),
+    Invalid(
+        code="""
+        import llm
+        def shell(command: str) -> str:
+            return command
+        @llm.hookimpl
+        def register_tools(register):
+            register(shell)
+        """,
+        line=2,
+        column=0,
+        note="a tool registered through llm's plugin hook",
+        expected_fix="""
+            import llm
+            import guardkit
+
+            @guardkit.tool()
+            def shell(command: str) -> str:
+                return command
+            @llm.hookimpl
+            def register_tools(register):
+                register(shell)
             """,
     ),
 )

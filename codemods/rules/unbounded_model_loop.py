@@ -55,3 +55,8 @@ class UnboundedModelLoop(Rule):
                 fixable=isinstance(loop, ast.While),
                 end=header_end(loop),
             )
+        for func, calls in facts.recursions:
+            # reported at the ``def``; bounding a recursion takes a depth parameter its
+            # callers must agree to, which is the maintainer's call, not a codemod's
+            end = header_end(func)
+            yield cls.finding(path, func, symbol=calls[0].symbol, fixable=False, end=end)

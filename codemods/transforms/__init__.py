@@ -3,10 +3,24 @@
 from __future__ import annotations
 
 from .add_tool_guard import AddToolGuard
+from .attach_integrations import AttachIntegrations
 from .base import FindingCodemod
 from .bound_model_loops import BoundModelLoops
 from .gate_model_calls import GateModelCalls
 
-__all__ = ["TRANSFORMS", "AddToolGuard", "BoundModelLoops", "FindingCodemod", "GateModelCalls"]
+__all__ = [
+    "TRANSFORMS",
+    "AddToolGuard",
+    "AttachIntegrations",
+    "BoundModelLoops",
+    "FindingCodemod",
+    "GateModelCalls",
+]
 
-TRANSFORMS: tuple[type[FindingCodemod], ...] = (BoundModelLoops, GateModelCalls, AddToolGuard)
+#: framework integrations first: the tools and runs they gate need no decorator or gate after
+TRANSFORMS: tuple[type[FindingCodemod], ...] = (
+    AttachIntegrations,
+    BoundModelLoops,
+    GateModelCalls,
+    AddToolGuard,
+)

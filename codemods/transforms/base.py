@@ -31,7 +31,8 @@ def rules_fixed_by(codemod: str) -> tuple[str, ...]:
 class FindingCodemod(VisitorBasedCodemodCommand):
     """Fix the fixable findings of ``RULES`` at their start positions.
 
-    ``RULES`` is derived from the rules' ``FIXED_BY`` when a subclass is defined.
+    ``RULES`` is derived from the rules' ``FIXED_BY`` when a subclass is defined (unless the
+    subclass lists them itself).
     """
 
     RULES: ClassVar[tuple[str, ...]] = ()
@@ -39,7 +40,7 @@ class FindingCodemod(VisitorBasedCodemodCommand):
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        cls.RULES = rules_fixed_by(cls.__name__)
+        cls.RULES = cls.__dict__.get("RULES") or rules_fixed_by(cls.__name__)
 
     def __init__(
         self,

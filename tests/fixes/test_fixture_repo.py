@@ -38,13 +38,16 @@ def test_fix_write_compiles_and_rescans_clean(agent_repo: Path) -> None:
     left = [f for f in after["findings"] if f["rule"] in FIXED_RULES and f["fixable"]]
     assert left == []
     # what remains is the advice no codemod can apply: the now-guarded tools raise on denial
-    # inside the loops, and the loops should hand that back to the model (GK302); a whole
-    # Runner.run is not one turn (the Agents SDK integration gates it: a follow-up)
+    # inside the loops, and the loops should hand that back to the model (GK302). The Agents
+    # SDK agent got its integration (guard_tools, GuardHooks), not a decorator and a turn gate.
     assert {(Path(f["path"]).name, f["rule"]) for f in after["findings"]} == {
         ("anthropic_loop.py", "GK302"),
         ("litellm_loop.py", "GK302"),
-        ("agents_sdk.py", "GK102"),
     }
+    sdk = (agent_repo / "agent" / "agents_sdk.py").read_text()
+    assert "tools=guard_tools([refund])" in sdk
+    assert "hooks=GuardHooks()" in sdk
+    assert "@guardkit.tool()" not in sdk
 
     again = CliRunner().invoke(fix_command, [str(agent_repo)])
     assert again.exit_code == 0, again.output
@@ -117,4 +120,4 @@ def test_guardkit_cli_subprocess_fix_then_scan(agent_repo: Path) -> None:
         cwd=agent_repo,
     )
     assert "[*]" not in scanned.stdout, scanned.stdout  # nothing fixable is left
-    assert "Runner.run" in scanned.stdout  # the follow-up: the Agents SDK integration
+    assert "Runner.run" not in scanned.stdout  # the Agents SDK integration gates the run

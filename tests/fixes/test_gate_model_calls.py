@@ -151,6 +151,76 @@ def test_a_retried_provider_helper_is_gated_at_its_callers() -> None:
     )
 
 
+def test_a_helper_under_the_projects_own_retry_decorator_is_gated_at_its_callers() -> None:
+    """A decorator of the module that wraps the function in tenacity's ``retry`` (a
+    conditional retry, as qodo-cover writes it) is a retry decorator too."""
+    assert_codemod(
+        GateModelCalls,
+        """
+        from functools import wraps
+
+        import litellm
+        from tenacity import retry, stop_after_attempt
+
+
+        def conditional_retry(func):
+            @wraps(func)
+            def wrapper(self, *args, **kwargs):
+                if not self.enable_retry:
+                    return func(self, *args, **kwargs)
+
+                @retry(stop=stop_after_attempt(3))
+                def again():
+                    return func(self, *args, **kwargs)
+
+                return again()
+
+            return wrapper
+
+
+        class Caller:
+            @conditional_retry
+            def call_model(self, prompt):
+                return litellm.completion(model="m", messages=prompt)
+
+            def ask(self, prompt):
+                return self.call_model(prompt)
+        """,
+        """
+        from functools import wraps
+
+        import litellm
+        from tenacity import retry, stop_after_attempt
+        import guardkit
+
+
+        def conditional_retry(func):
+            @wraps(func)
+            def wrapper(self, *args, **kwargs):
+                if not self.enable_retry:
+                    return func(self, *args, **kwargs)
+
+                @retry(stop=stop_after_attempt(3))
+                def again():
+                    return func(self, *args, **kwargs)
+
+                return again()
+
+            return wrapper
+
+
+        class Caller:
+            @conditional_retry
+            def call_model(self, prompt):
+                return litellm.completion(model="m", messages=prompt)
+
+            def ask(self, prompt):
+                with guardkit.model_turn():
+                    return self.call_model(prompt)
+        """,
+    )
+
+
 def test_a_hand_written_retry_loop_is_gated_as_a_whole() -> None:
     assert_codemod(
         GateModelCalls,

@@ -243,8 +243,8 @@ def test_follow_ups_are_printed(tmp_path: Path) -> None:
                 \"\"\"
                 return path
 
-            async def main(agent):
-                return await Runner.run(agent, "go", max_turns=float("inf"))
+            async def main(agent, hooks):
+                return await Runner.run(agent, "go", max_turns=float("inf"), hooks=hooks)
             """
         )
     )

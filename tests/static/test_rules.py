@@ -58,8 +58,14 @@ def test_one_declaration_of_which_codemod_fixes_which_rule() -> None:
         assert any(e.expected_fix for e in rule.INVALID), f"{rule.ID}: no example of its fix"
     for name, transform in by_name.items():
         fixed = {r.ID for r in RULES if name == r.FIXED_BY}
+        if not fixed:
+            # an alternative fix applied first where it fits (a framework's integration instead
+            # of per-tool decorators): each rule it removes still has its own codemod
+            primary = {r.ID: r.FIXED_BY for r in RULES}
+            assert transform.RULES, f"{name} fixes no rule"
+            assert all(primary.get(rule) not in (None, name) for rule in transform.RULES), name
+            continue
         assert set(transform.RULES) == fixed, name
-        assert fixed, f"{name} fixes no rule"
 
 
 def test_docs_rules_md_is_current() -> None:

@@ -1,0 +1,2 @@
+async def handle_search(arguments: dict) -> list:
+    return [arguments["query"]]
