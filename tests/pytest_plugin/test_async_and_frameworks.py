@@ -219,4 +219,7 @@ def test_no_false_violations_and_every_bypass_caught(pytester, run):
     ]
     mail = "tool 'send_mail' (app.py:41) ran without going through the guard"
     search = "tool 'search' (app.py:20) ran without going through the guard"
-    assert (lines.count(mail), lines.count(search)) == (2, 1)
+    # each violation once in its test's report (the short summary repeats whole messages when
+    # pytest sees a CI environment, and only the first line elsewhere)
+    reports = lines[: next(i for i, line in enumerate(lines) if "short test summary" in line)]
+    assert (reports.count(mail), reports.count(search)) == (2, 1)
