@@ -215,9 +215,19 @@ class _Run:
         self.names = {path: module_name(path) for path in files}
         self.records: dict[str, Record] = {}
         self._backward_done: set[str] = set()
+        #: the index of the records as they are now (``None`` once a run changed them)
+        self._index: ProjectIndex | None = None
+
+    def index(self) -> ProjectIndex:
+        """The project index of the summaries analysed so far."""
+        if self._index is None:
+            summaries = [r.summary for r in self.records.values() if r.summary is not None]
+            self._index = ProjectIndex(summaries)
+        return self._index
 
     def run(self, tasks: list[Task], progress: Progress | None = None) -> None:
         work = _analyse(tasks, self.config, self.jobs, self.sources)
+        self._index = None
         for done, (record, stat) in enumerate(work, 1):
             path = record.result.path
             self.records[path] = record
@@ -254,8 +264,7 @@ class _Run:
     def _canonical(self, names: set[str]) -> set[str]:
         """``names`` and what they re-export to (``pkg.tools.search`` defined in
         ``pkg.tools.web``), through the ``__init__`` modules analysed so far."""
-        summaries = [r.summary for r in self.records.values() if r.summary is not None]
-        index = ProjectIndex(summaries)
+        index = self.index()
         return names | {index.canonical(n) for n in names}
 
     def expand(self, files: list[str]) -> None:
@@ -280,7 +289,7 @@ class _Run:
         reaches a model (a protocol or base class counts when an implementation does), and the
         package ``__init__`` modules above such a module (where protocols usually live)."""
         summaries = [r.summary for r in self.records.values() if r.summary is not None]
-        index = ProjectIndex(summaries)
+        index = self.index()
         names = set(index.model)
         for cls, facts in index.classes.items():
             if any(index.methods_of(cls, m, dynamic=True) & index.model for m in facts["methods"]):
@@ -325,8 +334,7 @@ class _Run:
         its environment can tell the index more: the kinds of what it passes on)."""
         index = ProjectIndex([])
         for _ in range(_ROUNDS):
-            summaries = [r.summary for r in self.records.values() if r.summary is not None]
-            index = ProjectIndex(summaries)
+            index = self.index()
             redo: list[Task] = []
             for path, record in self.records.items():
                 if record.summary is None:
