@@ -20,6 +20,8 @@ T = TypeVar("T", bound=ast.AST)
 
 def dotted(node: ast.expr) -> str | None:
     """``a.b.c`` for a chain of attributes on a name, else ``None``."""
+    if isinstance(node, ast.Name):
+        return node.id  # the most common case, without building a list
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
