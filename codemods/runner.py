@@ -290,9 +290,11 @@ class _Run:
         package ``__init__`` modules above such a module (where protocols usually live)."""
         summaries = [r.summary for r in self.records.values() if r.summary is not None]
         index = self.index()
-        names = set(index.model)
+        model = index.model
+        names = set(model)
         for cls, facts in index.classes.items():
-            if any(index.methods_of(cls, m, dynamic=True) & index.model for m in facts["methods"]):
+            methods = facts["methods"]
+            if any(not index.methods_of(cls, m, dynamic=True).isdisjoint(model) for m in methods):
                 names.add(f"{cls}.__class__")
         # classes whose bound methods are handed over as tools (a subclass may override one),
         # and module-level clients other modules import (``from .llm import client``)
