@@ -48,12 +48,13 @@ def analyse_source(
         return FileResult(path=path, error=message), None, ""
     is_package = path.endswith("__init__.py")
     facts = analyze(module, config.catalog, name=name, is_package=is_package, env=env)
-    lines = data.decode("utf-8", errors="replace").splitlines()
     found: list[Finding] = []
     for rule in RULES:
-        if not config.enabled(rule.ID):
-            continue
-        found.extend(f for f in rule.check(facts, path) if not suppressed(f, lines))
+        if config.enabled(rule.ID):
+            found.extend(rule.check(facts, path))
+    if found:  # most analysed modules have no finding: decode their text only when needed
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        found = [f for f in found if not suppressed(f, lines)]
     result = FileResult(path=path, findings=tuple(sorted(set(found))))
     return result, facts.summary, facts.env.digest()
 

@@ -294,11 +294,16 @@ class Catalog:
             return "langchain"
         return None
 
-    def top_modules(self) -> frozenset[str]:
-        """First components of every name in the catalog, for the textual prefilter."""
+    def names(self) -> frozenset[str]:
+        """Every qualified name in the catalog."""
         names = [*self.clients, *self.functions, *self.tool_decorators]
         names += [*TOOL_SERVER_CLIENTS, *TOOL_CONSTRUCTORS, *TOOL_BASES, *TOOL_HOOKS]
-        return frozenset(n.split(".")[0] for n in names) | {"langchain_openai", "guardkit"}
+        return frozenset(names)
+
+    def top_modules(self) -> frozenset[str]:
+        """First components of every name in the catalog, for the textual prefilter."""
+        tops = {n.split(".")[0] for n in self.names()}
+        return frozenset(tops) | {"langchain_openai", "guardkit"}
 
 
 DEFAULT_CATALOG = Catalog()

@@ -26,11 +26,28 @@ _TABLE_WORDS = (b"tool", b"TOOL", b"Tool", b"function", b"FUNCTION")
 _BY_CATALOG: dict[int, tuple[Catalog, re.Pattern[bytes], re.Pattern[bytes]]] = {}
 
 
+#: namespace packages: unrelated distributions share the top-level name (``google.protobuf``
+#: beside ``google.genai``), so ``from google.X import`` counts only for the catalog's ``X``
+_NAMESPACES = frozenset({"google"})
+
+
+def _from_alternative(top: str, names: frozenset[str]) -> str:
+    if top not in _NAMESPACES:
+        return re.escape(top)
+    subs = "|".join(sorted({re.escape(n.split(".")[1]) for n in names if n.startswith(f"{top}.")}))
+    # ``from google import genai`` or a catalog sub-package (``import google.X`` binds
+    # ``google`` itself: the ``import`` pattern keeps every one)
+    return rf"{re.escape(top)}(?!\.)|{re.escape(top)}\.(?:{subs})"
+
+
 @lru_cache(maxsize=8)
-def _patterns(modules: frozenset[str]) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
-    names = "|".join(sorted(re.escape(m) for m in modules)).encode()
-    return re.compile(rb"import[ \t]+(?:" + names + rb")"), re.compile(
-        rb"from[ \t]+(?:" + names + rb")"
+def _patterns(
+    modules: frozenset[str], names: frozenset[str]
+) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    imports = "|".join(sorted(re.escape(m) for m in modules)).encode()
+    froms = "|".join(sorted(_from_alternative(m, names) for m in modules)).encode()
+    return re.compile(rb"import[ \t]+(?:" + imports + rb")"), re.compile(
+        rb"from[ \t]+(?:" + froms + rb")"
     )
 
 
@@ -48,7 +65,10 @@ def might_match(source: bytes, catalog: Catalog) -> bool:
     """Whether ``source`` is worth parsing."""
     cached = _BY_CATALOG.get(id(catalog))
     if cached is None or cached[0] is not catalog:
-        cached = _BY_CATALOG[id(catalog)] = (catalog, *_patterns(catalog.top_modules()))
+        cached = _BY_CATALOG[id(catalog)] = (
+            catalog,
+            *_patterns(catalog.top_modules(), catalog.names()),
+        )
     _, imports, froms = cached
     if imports.search(source) or froms.search(source):
         return True

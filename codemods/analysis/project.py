@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -90,6 +91,9 @@ class ProjectIndex:
         steps = {c for s in self.modules.values() for c in s["counters"]}
         self.limit = self._propagate(lambda facts: any(name in steps for name in facts["limit"]))
         self.params = self._parameter_kinds()
+        #: the functions of ``params``, sorted: those of a module and its sub-modules are adjacent
+        self._owners = sorted(self.params)
+        self._relevant: dict[tuple[str, int], bool] = {}
         self.tools = self._tools()
         self.tools |= self._dispatched(self.tools)
         self.gated = self._tools("gated") - self.tools
@@ -252,6 +256,13 @@ class ProjectIndex:
         client, a guard), a function reaching a model or a limit, or a project class with such
         a method or such an attribute. Other kinds stay out of ``Env`` (they would only cause
         re-analysis)."""
+        key = (kind, depth)
+        known = self._relevant.get(key)
+        if known is None:
+            known = self._relevant[key] = self._is_relevant(kind, depth)
+        return known
+
+    def _is_relevant(self, kind: str, depth: int) -> bool:
         if kind.startswith("function:"):
             name = kind[len("function:") :]
             return name in self.model or name in self.limit
@@ -268,13 +279,11 @@ class ProjectIndex:
 
     def _kinds(self, module: str, refs: set[str]) -> frozenset[tuple[str, str, str]]:
         prefix = f"{module}." if module else ""
-        found = {
-            (func, name, kind)
-            for func, params in self.params.items()
-            if func.startswith(prefix)
-            for name, kind in params.items()
-            if self.relevant(kind)
-        }
+        found: set[tuple[str, str, str]] = set()
+        for func in self._owners[bisect_left(self._owners, prefix) :]:
+            if not func.startswith(prefix):
+                break
+            found |= {(func, n, k) for n, k in self.params[func].items() if self.relevant(k)}
         found |= self._imported_globals(module)
         classes = {k[len("class:") :] for _, _, k in found if k.startswith("class:")}
         classes |= {r[len("type:") :].rpartition(".")[0] for r in refs if r.startswith("type:")}
