@@ -263,6 +263,14 @@ class Catalog:
     functions: frozenset[str] = FUNCTIONS
     tool_decorators: frozenset[str] = TOOL_DECORATORS
     gates: frozenset[str] = GATES
+    #: last components of the model functions and method chains (``create``, ``completion``):
+    #: a name that ends otherwise is no model function, the analysis's cheap first test
+    tails: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        chains = [c for kind in self.methods.values() for c in kind]
+        tails = frozenset(n.rpartition(".")[2] for n in [*self.functions, *chains])
+        object.__setattr__(self, "tails", tails)
 
     def extended(
         self,

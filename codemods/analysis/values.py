@@ -33,17 +33,6 @@ _ROUNDS = 3
 _SERVER_SELF = frozenset({"fastmcp", "mcp_lowlevel"})
 
 
-_TAILS: dict[int, tuple[Catalog, frozenset[str]]] = {}
-
-
-def _tails(catalog: Catalog) -> frozenset[str]:
-    cached = _TAILS.get(id(catalog))
-    if cached is None or cached[0] is not catalog:
-        names = [*catalog.functions, *(c for chains in catalog.methods.values() for c in chains)]
-        cached = _TAILS[id(catalog)] = (catalog, frozenset(n.rpartition(".")[2] for n in names))
-    return cached[1]
-
-
 @lru_cache(maxsize=4096)
 def _parse_annotation(text: str) -> ast.expr | None:
     try:
@@ -79,8 +68,6 @@ class Values:
             for local, qualname in imports.names.items()
             if qualname in gates or any(g.startswith(qualname + ".") for g in gates)
         }
-        #: last components of the model functions and method chains of the catalog
-        self._tails = _tails(catalog)
         self.scopes: dict[ast.AST, dict[str, str]] = defaultdict(dict)
         self.attrs: dict[ast.ClassDef, dict[str, str]] = defaultdict(dict)
         self.returns: dict[ast.AST, str] = {}
@@ -240,7 +227,7 @@ class Values:
     def _model_function(self, expr: ast.Name | ast.Attribute, at: ast.AST) -> str | None:
         """``litellm.completion`` or ``client.chat.completions.create`` named, not called: a
         callable that makes a model call (``completion = litellm.completion``)."""
-        if (expr.attr if isinstance(expr, ast.Attribute) else expr.id) not in self._tails:
+        if (expr.attr if isinstance(expr, ast.Attribute) else expr.id) not in self.catalog.tails:
             return None  # most names: no model function ends that way
         if self.imports.resolve(dotted(expr)) in self.catalog.functions:
             return MODEL_FUNCTION

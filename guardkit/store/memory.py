@@ -33,9 +33,6 @@ class _Tables:
         self.idem: dict[str, tuple[IdemRecord, str]] = {}
 
 
-_DELETED: Any = object()
-
-
 class MemoryStore(Store):
     """``MemoryStore()``: what ``Guard(":memory:")`` uses."""
 
@@ -63,7 +60,8 @@ class _MemoryTransaction(Transaction):
         self._agents: dict[str, tuple[str | None, str, str | None]] = {}
         self._out: list[tuple[str, Record, int]] = []
         self._meta: dict[str, str] = {}
-        self._idem: dict[str, Any] = {}
+        #: staged idempotency writes; ``None`` removes the key
+        self._idem: dict[str, tuple[IdemRecord, str] | None] = {}
 
     # The transaction is its own ``with`` block (one object less on the hot path).
 
@@ -94,7 +92,7 @@ class _MemoryTransaction(Transaction):
             t.records.setdefault(agent_id, []).append((record, requested))
         t.meta.update(self._meta)
         for key, value in self._idem.items():
-            if value is _DELETED:
+            if value is None:
                 t.idem.pop(key, None)
             else:
                 t.idem[key] = value
@@ -158,7 +156,7 @@ class _MemoryTransaction(Transaction):
 
     def _idem_read(self, key: str) -> tuple[IdemRecord, str | None] | None:
         found = self._idem[key] if key in self._idem else self._t.idem.get(key)
-        if found is None or found is _DELETED:
+        if found is None:
             return None
         record, mark = found
         return dataclasses.replace(record), mark
@@ -167,4 +165,4 @@ class _MemoryTransaction(Transaction):
         self._idem[record.key] = (dataclasses.replace(record), seal)
 
     def _idem_remove(self, key: str) -> None:
-        self._idem[key] = _DELETED
+        self._idem[key] = None
