@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .manifest import CorpusError, RepoEntry, load_labels, load_manifest, verify_checkout
-from .report import RepoResult, render_json, render_text
+from .report import RepoResult, render_gap, render_json, render_text
 from .scanning import ScanError, scan_command, scan_inprocess
 from .scoring import EXHAUSTIVE, RECALL_ONLY, judge
+from .split import load_split
 
 __all__ = ["main"]
 
@@ -35,6 +36,14 @@ def _parser() -> argparse.ArgumentParser:
         help="comma-separated rule ids to score (default: %(default)s)",
     )
     parser.add_argument("--repo", action="append", default=[], help="score only this owner/name")
+    parser.add_argument(
+        "--split",
+        choices=("dev", "test", "both"),
+        default="dev",
+        help="which half of the corpus to score (split.toml): dev (default, the half to tune on), "
+        "test (the sealed half: score it once per work item, never tune on it) or both, with "
+        "the gap between them",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument(
         "--scan-cmd",
@@ -82,16 +91,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             if missing:
                 raise CorpusError(f"not in the manifest: {', '.join(missing)}")
             entries = [e for e in entries if e.repo in args.repo]
+        split = load_split()
+        halves = ("dev", "test") if args.split == "both" else (args.split,)
+        entries = [e for e in entries if split.half(e.repo) in halves]
         results = [_score(e, args.corpus, args.labels, command) for e in entries]
     except (CorpusError, ScanError) as exc:
         print(f"scan_quality: {exc}", file=sys.stderr)
         return 2
-    print(
-        render_json(results, rules)
-        if args.json
-        else render_text(results, rules, detail=args.detail),
-        end="",
-    )
+    by_half = {h: [r for r in results if split.half(r.entry.repo) == h] for h in halves}
+    if args.json:
+        print(render_json(by_half, rules), end="")
+    else:
+        for half, chosen in by_half.items():
+            print(f"== {half} half: {len(chosen)} repositories ==")
+            print(render_text(chosen, rules, detail=args.detail))
+        if len(by_half) == 2:
+            print(render_gap(by_half["dev"], by_half["test"], rules), end="")
     broken = [r for r in results if r.state != "ok"]
     if broken and not args.partial:
         names = ", ".join(f"{r.entry.repo} ({r.state})" for r in broken)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from .manifest import CheckoutState, RepoEntry
 from .scoring import Judged, Label, Tally, tally
 
-__all__ = ["RepoResult", "render_json", "render_text", "totals"]
+__all__ = ["RepoResult", "render_gap", "render_json", "render_text", "totals"]
 
 
 @dataclass(slots=True)
@@ -141,7 +141,30 @@ def _tally_json(t: Tally, rule: str) -> dict[str, object]:
     }
 
 
-def render_json(results: Sequence[RepoResult], rules: Sequence[str]) -> str:
+def render_gap(dev: Sequence[RepoResult], test: Sequence[RepoResult], rules: Sequence[str]) -> str:
+    """Dev and test precision and recall side by side, and how far test falls below dev."""
+    dev_t, test_t = totals(dev, rules), totals(test, rules)
+
+    def gap(d: float | None, t: float | None) -> str:
+        return "-" if d is None or t is None else f"{d - t:+.2f}"
+
+    rows = []
+    for rule in rules:
+        d, t = dev_t[rule], test_t[rule]
+        dp, tp, dr, tr = d.precision(rule), t.precision(rule), d.recall(), t.recall()
+        rows.append(
+            [rule, _ratio(dp), _ratio(tp), gap(dp, tp), _ratio(dr), _ratio(tr), gap(dr, tr)]
+        )
+    header = ["rule", "dev P", "test P", "P gap", "dev R", "test R", "R gap"]
+    return "Dev against sealed test (gap = dev - test):\n" + _table(header, rows) + "\n"
+
+
+def render_json(halves: dict[str, Sequence[RepoResult]], rules: Sequence[str]) -> str:
+    report = {half: _half_json(results, rules) for half, results in halves.items()}
+    return json.dumps(report, indent=2) + "\n"
+
+
+def _half_json(results: Sequence[RepoResult], rules: Sequence[str]) -> dict[str, object]:
     summed = totals(results, rules)
     repos = []
     for result in results:
@@ -173,5 +196,4 @@ def render_json(results: Sequence[RepoResult], rules: Sequence[str]) -> str:
                 ],
             }
         )
-    report = {"rules": {r: _tally_json(t, r) for r, t in summed.items()}, "repos": repos}
-    return json.dumps(report, indent=2) + "\n"
+    return {"rules": {r: _tally_json(t, r) for r, t in summed.items()}, "repos": repos}

@@ -42,6 +42,7 @@ def _load(module: str) -> ModuleType:
 
 scoring = _load("scoring")
 manifest = _load("manifest")
+split = _load("split")
 checkout = _load("checkout")
 cli = _load("cli")
 Label, Reported = scoring.Label, scoring.Reported
@@ -347,9 +348,13 @@ def test_cli_scores_a_scan_command(
         "--manifest", str(corpus["manifest"]),
         "--labels", str(corpus["labels"]),
         "--scan-cmd", f"{sys.executable} {scanner}",
+        "--split", "both",
     ]  # fmt: skip
     assert cli.main([*argv, "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    halves = json.loads(capsys.readouterr().out)
+    half = split.load_split().half("acme/agent")
+    assert halves["dev" if half == "test" else "test"]["repos"] == []
+    report = halves[half]
     rules = report["rules"]
     assert (rules["GK101"]["tp"], rules["GK101"]["fp_test"], rules["GK101"]["fn"]) == (1, 1, 0)
     assert rules["GK101"]["precision"] == 0.5
@@ -364,6 +369,36 @@ def test_cli_scores_a_scan_command(
     assert "acme/agent" in text
     assert "fp_test GK101 acme/agent:tests/test_agent.py:8" in text
     assert "GK202" not in text
+    assert f"== {half} half: 1 repositories ==" in text
+    assert "Dev against sealed test" in text
+
+
+def test_split_depends_on_the_name_alone_and_keeps_tuned_repositories_in_dev() -> None:
+    chosen = split.load_split()
+    assert all(chosen.half(repo) == "dev" for repo in chosen.tuned_before_split)
+    names = [f"owner{i}/repo{i}" for i in range(400)]
+    halves = [chosen.half(name) for name in names]
+    assert halves == [chosen.half(name) for name in names]
+    share = halves.count("test") / len(halves)
+    assert abs(share - chosen.test_share) < 0.06
+    everything_dev = split.Split(seed=chosen.seed, test_share=0.0, tuned_before_split=frozenset())
+    assert {everything_dev.half(name) for name in names} == {"dev"}
+
+
+def test_cli_scores_the_dev_half_unless_told(
+    corpus: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        "--corpus", str(corpus["root"] / "corpus"),
+        "--manifest", str(corpus["manifest"]),
+        "--labels", str(corpus["labels"]),
+        "--json",
+    ]  # fmt: skip
+    half = split.load_split().half("acme/agent")
+    code = cli.main(argv)
+    report = json.loads(capsys.readouterr().out)
+    assert list(report) == ["dev"]
+    assert code == (0 if half == "dev" else 2)
 
 
 def test_cli_in_process_scan_runs_guardkit(
@@ -374,9 +409,11 @@ def test_cli_in_process_scan_runs_guardkit(
         "--manifest", str(corpus["manifest"]),
         "--labels", str(corpus["labels"]),
         "--json",
+        "--split", split.load_split().half("acme/agent"),
     ]  # fmt: skip
     assert cli.main(argv) == 0
-    (repo,) = json.loads(capsys.readouterr().out)["repos"]
+    (half,) = json.loads(capsys.readouterr().out).values()
+    (repo,) = half["repos"]
     assert repo["state"] == "ok"
     assert set(repo["rules"]) == {"GK101", "GK201", "GK202", "GK102"}
 
@@ -385,6 +422,7 @@ def test_cli_exit_status_for_a_broken_corpus(
     corpus: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     base = ["--manifest", str(corpus["manifest"]), "--labels", str(corpus["labels"])]
+    base += ["--split", "both"]
     assert cli.main(["--corpus", str(tmp_path / "nowhere"), *base]) == 2
     assert "acme/agent (missing)" in capsys.readouterr().err
     assert (
