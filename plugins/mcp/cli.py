@@ -6,16 +6,22 @@
     guardkit mcp proxy --agent files-bot --guard http://127.0.0.1:8700 --token $TOKEN \\
         --upstream http://127.0.0.1:9000/mcp --serve http --bind 127.0.0.1:8765
 
-Point the client (Claude Desktop, an IDE, an agent framework) at the proxy instead of the server.
+Point the client (Claude Desktop, an IDE, an agent framework) at the proxy instead of the server,
+or let ``guardkit mcp wrap CONFIG`` rewrite the client's configuration so every server runs behind
+one.
 Approvals are given from another terminal (``guardkit approve AGENT act-N --by NAME --db PATH``)
 or the console of ``guardkit serve``.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -221,3 +227,152 @@ def _agent(
             yield guard.agent(agent_id), policy
     except GuardError as exc:
         raise click.ClickException(f"{exc.message} ({exc.code})") from exc
+
+
+@mcp.command()
+@click.argument("config", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--dir",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("~/.guardkit/mcp"),
+    show_default=True,
+    help="Where the policies (one per server, or one shared) and the ledger are written.",
+)
+@click.option("--db", default=None, help="The proxies' ledger (default: DIR/guard.db).")
+@click.option(
+    "--shared-agent",
+    default=None,
+    help="Guard every server as this one agent, under one policy (default: an agent per "
+    "server, named PREFIX + server).",
+)
+@click.option("--agent-prefix", default="mcp-", show_default=True)
+@click.option(
+    "--guardkit",
+    "guardkit_command",
+    default=None,
+    help="How the client starts guardkit (default: this interpreter with -m guardkit, an "
+    "absolute path: desktop clients often start servers without your PATH).",
+)
+@click.option("--skip", multiple=True, help="Leave this server as it is (repeatable).")
+@click.option(
+    "--list-tools/--no-list-tools",
+    default=True,
+    show_default=True,
+    help="Start each server once to name its tools in the policy skeleton.",
+)
+@click.option(
+    "--list-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=20.0,
+    show_default=True,
+    help="Seconds a server may take to list its tools.",
+)
+@click.option("--dry-run", is_flag=True, help="Show the new configuration; write nothing.")
+@click.option("--undo", is_flag=True, help="Put every wrapped server back as it was.")
+def wrap(
+    config: Path,
+    out_dir: Path,
+    db: str | None,
+    shared_agent: str | None,
+    agent_prefix: str,
+    guardkit_command: str | None,
+    skip: tuple[str, ...],
+    list_tools: bool,
+    list_timeout: float,
+    dry_run: bool,
+    undo: bool,
+) -> None:
+    """Put every server of an MCP client's CONFIG behind `guardkit mcp proxy`.
+
+    CONFIG is a Claude Desktop, Claude Code, Cursor or Windsurf `mcpServers` file, or a VS Code
+    `mcp.json` / `settings.json`. The original is kept as CONFIG.guardkit-backup; running it again
+    changes nothing; --undo restores every server.
+    """
+    from . import wrap as wrapping
+
+    try:
+        data, text = wrapping.read_config(config)
+        if undo:
+            backup_path = config.with_name(config.name + wrapping.BACKUP_SUFFIX)
+            backup = wrapping.read_config(backup_path)[0] if backup_path.exists() else None
+            plan = wrapping.unwrap_config(data, backup)
+        else:
+            folder = out_dir.expanduser().resolve()
+            options = wrapping.WrapOptions(
+                guardkit=tuple(shlex.split(guardkit_command))
+                if guardkit_command
+                else (sys.executable, "-m", "guardkit"),
+                db=str(Path(db).expanduser().resolve()) if db else str(folder / "guard.db"),
+                policy_dir=str(folder),
+                agent_prefix=agent_prefix,
+                shared=shared_agent,
+            )
+            plan = wrapping.wrap_config(data, options, skip=skip)
+    except wrapping.WrapError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if dry_run:
+        click.echo(json.dumps(plan.config, indent=2, ensure_ascii=False))
+        _say_plan(plan, undo=undo, dry_run=True)
+        return
+    if not undo and plan.changed:
+        _write_policies(data, plan, options, list_tools=list_tools, timeout=list_timeout)
+    wrapping.apply(config, plan, text, undo=undo)
+    _say_plan(plan, undo=undo, dry_run=False)
+
+
+def _write_policies(
+    original: dict[str, Any], plan: Any, options: Any, *, list_tools: bool, timeout: float
+) -> None:
+    """A policy skeleton for each newly wrapped server (one shared file with --shared-agent);
+    a policy file that is already there is the user's and is kept."""
+    from guardkit.codemods.policy_skeleton import is_destructive  # type: ignore[import-not-found,unused-ignore]
+
+    from . import wrap as wrapping
+
+    servers = wrapping.find_servers(original)[1]
+    wanted = [name for name, action in plan.actions.items() if action == "wrapped"]
+    files: dict[str, dict[str, list[str] | None]] = {}
+    for name in wanted:
+        files.setdefault(options.policy(name), {})[name] = None
+    for path, tools in files.items():
+        if Path(path).exists():
+            continue
+        for name in tools:
+            if list_tools:
+                tools[name] = _tools_of(name, servers[name], timeout)
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(
+            wrapping.render_policy(tools, destructive=is_destructive), encoding="utf-8"
+        )
+        click.echo(f"wrote {path}")
+
+
+def _tools_of(name: str, entry: dict[str, Any], timeout: float) -> list[str] | None:
+    from . import wrap as wrapping
+
+    try:
+        return anyio.run(wrapping.list_tools, entry, timeout)
+    except Exception as exc:  # noqa: BLE001 - any failure of a foreign server: say it, go on
+        click.echo(
+            f"warning: {name!r} did not list its tools ({type(exc).__name__}: {exc}); its "
+            "policy lists none, so its proxy hides every tool until you add them",
+            err=True,
+        )
+        return None
+
+
+def _say_plan(plan: Any, *, undo: bool, dry_run: bool) -> None:
+    would = "would be " if dry_run else ""
+    for name, action in plan.actions.items():
+        words = {
+            "wrapped": f"{would}behind guardkit mcp proxy",
+            "already": "already behind guardkit mcp proxy",
+            "unwrapped": f"{would}restored",
+            "unchanged": "left as it is",
+        }[action]
+        click.echo(f"{name}: {words}")
+    if not plan.changed:
+        click.echo("nothing to change")
+    elif not dry_run and not undo:
+        click.echo("restart the client to start the proxies; `guardkit mcp wrap --undo` reverts")
