@@ -50,7 +50,13 @@ def agent_from_environment(environ: Mapping[str, str] = os.environ) -> AgentGuar
             raise NoAgentConfigured.for_site(
                 "call site", "GUARDKIT_URL is set but GUARDKIT_TOKEN, the agent's token, is not"
             )
-        from guardkit.client import AgentClient
+        try:
+            from guardkit.client import AgentClient
+        except ImportError as exc:
+            raise NoAgentConfigured(
+                f"GUARDKIT_URL={url} names a guard server, and talking to one needs httpx: "
+                "pip install 'guardkit[client]'; nothing was run"
+            ) from exc
 
         return AgentClient(url, agent_id, token)
     from guardkit.local import Guard

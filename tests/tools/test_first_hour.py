@@ -146,3 +146,45 @@ def test_a_store_failing_mid_run_stops_sync_async_and_model_turns(calls, tmp_pat
     with pytest.raises(GuardFailed, match="model turn"), guardkit.model_turn(agent):
         pass
     assert calls.count == 0
+
+
+WITHOUT = "import sys\nsys.modules[{name!r}] = None  # as if the extra were not installed\n"
+
+
+def test_otel_variables_without_opentelemetry_warn_once_and_the_agent_runs(tmp_path: Path) -> None:
+    done = run_agent(
+        tmp_path,
+        {"GUARDKIT_DB": "g.db", "OTEL_TRACES_EXPORTER": "console"},
+        prelude=WITHOUT.format(name="opentelemetry"),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Paid the invoice." in done.stdout
+    assert done.stderr.count("TracingUnavailable") == 1
+    assert "pip install 'guardkit[otel]'" in done.stderr
+    assert "tracing stays off" in done.stderr
+
+
+def test_the_console_exporter_prints_log_records_only_when_asked(tmp_path: Path) -> None:
+    spans_only = run_agent(tmp_path, {"GUARDKIT_DB": "g.db", "OTEL_TRACES_EXPORTER": "console"})
+    assert spans_only.returncode == 0, spans_only.stderr
+    assert '"name": "execute_tool transfer"' in spans_only.stdout
+    assert '"body"' not in spans_only.stdout
+    both = run_agent(
+        tmp_path,
+        {"GUARDKIT_DB": "g.db", "OTEL_TRACES_EXPORTER": "console", "OTEL_LOGS_EXPORTER": "console"},
+    )
+    assert both.returncode == 0, both.stderr
+    assert '"body"' in both.stdout
+
+
+def test_a_guard_server_without_httpx_names_the_client_extra(tmp_path: Path) -> None:
+    done = run_agent(
+        tmp_path,
+        {"GUARDKIT_URL": "http://127.0.0.1:9", "GUARDKIT_TOKEN": "t0ken"},
+        prelude=WITHOUT.format(name="httpx"),
+    )
+    assert done.returncode == 1
+    assert "Paid the invoice." not in done.stdout
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("guardkit.errors.NoAgentConfigured: GUARDKIT_URL=http://127.0.0.1:9")
+    assert "pip install 'guardkit[client]'" in last
