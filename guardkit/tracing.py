@@ -30,6 +30,7 @@ is recorded only when ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` opt
 
 from __future__ import annotations
 
+import logging
 import os
 import warnings
 from collections.abc import Callable, Mapping
@@ -151,11 +152,13 @@ def enable_from_environment(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 def _warn_missing(setting: str, why: str = _OTEL_MISSING) -> None:
-    warnings.warn(
-        f"{setting} asks for traces, but {why}; tracing stays off",
-        TracingUnavailable,
-        stacklevel=2,
-    )
+    text = f"{setting} asks for traces, but {why}; tracing stays off"
+    try:
+        warnings.warn(text, TracingUnavailable, stacklevel=2)
+    except TracingUnavailable:
+        # A filter turned warnings into errors (``-W error``, pytest's ``filterwarnings``):
+        # importing guardkit must still work, so the same sentence goes to the log instead.
+        logging.getLogger("guardkit").warning("%s: %s", TracingUnavailable.__name__, text)
 
 
 def enable_for_cli(kind: str, *, logs: str | None = None) -> Callable[[], None]:

@@ -162,6 +162,14 @@ def test_otel_variables_without_opentelemetry_warn_once_and_the_agent_runs(tmp_p
     assert done.stderr.count("TracingUnavailable") == 1
     assert "pip install 'guardkit[otel]'" in done.stderr
     assert "tracing stays off" in done.stderr
+    strict = run_agent(  # warnings as errors (pytest's filterwarnings = error, say)
+        tmp_path,
+        {"GUARDKIT_DB": "g.db", "OTEL_TRACES_EXPORTER": "console", "PYTHONWARNINGS": "error"},
+        prelude=WITHOUT.format(name="opentelemetry"),
+    )
+    assert strict.returncode == 0, strict.stderr
+    assert "Paid the invoice." in strict.stdout
+    assert "pip install 'guardkit[otel]'" in strict.stderr
 
 
 def test_the_console_exporter_prints_log_records_only_when_asked(tmp_path: Path) -> None:
