@@ -3,8 +3,9 @@
 In order of preference: ``[project].dependencies`` in ``pyproject.toml`` (unless listed as
 ``dynamic``), ``[tool.poetry.dependencies]``, ``requirements.txt``. The file is edited as text
 (one line or one array element added) so its formatting and comments are kept. The requirement
-carries the extras of the framework integrations the fix attached (``guardkit[langchain]``);
-when guardkit is already listed, only the extras it lacks are added to that entry.
+carries the extras of the framework integrations the fix attached, and is pinned to the running
+guardkit's minor version, which wrote the code (``guardkit[langchain]>=0.1``); when guardkit is
+already listed, only the extras it lacks are added to that entry.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_dependency", "requirement"]
+from guardkit._version import __version__
+
+__all__ = ["PIN", "add_dependency", "requirement"]
 
 _NAME = re.compile(r"^\s*guardkit\b", re.IGNORECASE)
 #: a guardkit requirement line or string: its extras, and what follows them
@@ -25,10 +28,14 @@ _ENTRY = re.compile(
 )
 
 
+#: the version the fixed code was written for: this guardkit's ``X.Y`` (``>=0.1``)
+PIN = ">=" + ".".join(__version__.split(".")[:2])
+
+
 def requirement(extras: Iterable[str] = ()) -> str:
-    """``guardkit``, or ``guardkit[langchain,mcp]`` with extras."""
+    """``guardkit>=X.Y``, or ``guardkit[langchain,mcp]>=X.Y`` with extras."""
     names = sorted(set(extras))
-    return f"guardkit[{','.join(names)}]" if names else "guardkit"
+    return (f"guardkit[{','.join(names)}]" if names else "guardkit") + PIN
 
 
 def _listed(entries: Any) -> bool:
@@ -103,9 +110,10 @@ def _add_to_poetry(text: str, extras: set[str]) -> str | None:
     section = re.search(r"(?m)^\[tool\.poetry\.dependencies\]\s*$", text)
     if section is None:
         return None
-    value = '"*"'
+    value = f'"{PIN}"'
     if extras:
-        value = f'{{version = "*", extras = [{", ".join(json.dumps(e) for e in sorted(extras))}]}}'
+        listed = ", ".join(json.dumps(e) for e in sorted(extras))
+        value = f'{{version = "{PIN}", extras = [{listed}]}}'
     # last in the table, where a new dependency goes (``python`` stays first)
     following = re.search(r"(?m)^\[", text[section.end() :])
     end = section.end() + following.start() if following else len(text)
@@ -137,10 +145,20 @@ def _parses_with_guardkit(text: str) -> bool:
     return _listed(project.get("dependencies")) or _listed(poetry)
 
 
-def add_dependency(root: Path, extras: Iterable[str] = ()) -> Path | None:
+def add_dependency(root: Path, extras: Iterable[str] = (), *, write: bool = True) -> Path | None:
     """Add guardkit (with ``extras``) to the project at ``root``; the file changed, or
-    ``None``."""
-    wanted = set(extras)
+    ``None``. With ``write=False`` nothing is written: the file that would change, or ``None``."""
+    planned = _planned(root, set(extras))
+    if planned is None:
+        return None
+    path, text = planned
+    if write:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _planned(root: Path, wanted: set[str]) -> tuple[Path, str] | None:
+    """The file to change and its new text, or ``None`` when nothing needs to change."""
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         text = pyproject.read_text(encoding="utf-8")
@@ -162,8 +180,7 @@ def add_dependency(root: Path, extras: Iterable[str] = ()) -> Path | None:
         elif poetry is not None:
             changed = _add_to_poetry(text, wanted)
         if changed is not None and _parses_with_guardkit(changed):
-            pyproject.write_text(changed, encoding="utf-8")
-            return pyproject
+            return pyproject, changed
     requirements = root / "requirements.txt"
     if requirements.is_file():
         text = requirements.read_text(encoding="utf-8")
@@ -173,9 +190,7 @@ def add_dependency(root: Path, extras: Iterable[str] = ()) -> Path | None:
             if _with_extras(lines[listed_at], wanted) == lines[listed_at]:
                 return None
             lines[listed_at] = _with_extras(lines[listed_at], wanted)
-            requirements.write_text("".join(lines), encoding="utf-8")
-            return requirements
+            return requirements, "".join(lines)
         newline = "" if not text or text.endswith("\n") else "\n"
-        requirements.write_text(f"{text}{newline}{requirement(wanted)}\n", encoding="utf-8")
-        return requirements
+        return requirements, f"{text}{newline}{requirement(wanted)}\n"
     return None

@@ -22,7 +22,8 @@ CONFIGURE = (
     f"server), and GUARDKIT_POLICY={FILE_NAME}. Its tests run each test under guardkit's "
     "guard_agent fixture (an in-memory guard that allows everything) with "
     'usefixtures = ["guard_agent"] in [tool.pytest.ini_options], or pytest -o '
-    "usefixtures=guard_agent. See docs/scan.md."
+    "usefixtures=guard_agent. Each finding's rule is explained by guardkit scan --explain "
+    "CODE (GK302, say)."
 )
 
 
@@ -45,30 +46,13 @@ def finish(
     max_turns: int,
     echo: Callable[[str], None],
 ) -> None:
-    """After ``fix --write``: add the dependency and write the policy skeleton; always: report
-    follow-ups and how to configure the guard."""
+    """After ``fix --write``: add the dependency and write the policy skeleton (the diff says
+    it would); always: report follow-ups and how to configure the guard."""
     changed = [r for r in results if r.changed and r.error is None]
-    if write and changed:
+    if changed:
         if dependency:
-            # each changed file's own project (a monorepo has several), with the extras of the
-            # integrations attached in it
-            projects: dict[Path, set[str]] = {}
-            for r in changed:
-                projects.setdefault(_project_of(Path(r.path).resolve(), root), set()).update(
-                    r.extras
-                )
-            for project, extras in sorted(projects.items()):
-                edited = add_dependency(project, extras)
-                if edited is not None:
-                    echo(f"Added {requirement(extras)} to the dependencies in {_shown(edited)}.")
-        policy = root / FILE_NAME
-        # a file the fix left alone may hold tools an integration elsewhere now gates
-        tools = sorted({t for r in results if r.error is None for t in r.tools})
-        if policy.exists():
-            echo(f"Kept the existing {_shown(policy)}; tools gated now: {', '.join(tools)}.")
-        else:
-            policy.write_text(render_policy(tools, max_turns), encoding="utf-8")
-            echo(f"Wrote the policy skeleton {_shown(policy)} ({len(tools)} tools): review it.")
+            _dependencies(changed, root, write=write, echo=echo)
+        _policy(results, root, write=write, max_turns=max_turns, echo=echo)
     followups = [(r.path, f) for r in results for f in r.followups]
     if followups:
         echo(f"Follow-ups guardkit fix could not make ({len(followups)}):")
@@ -76,6 +60,45 @@ def finish(
             echo(f"  {path}:{finding.line}:{finding.column + 1}: {finding.rule} {finding.message}")
     if changed:
         echo(CONFIGURE)
+
+
+#: how the diff (the default) words what ``--write`` would also change; nothing is written
+_ALSO = "With --write, guardkit fix would also"
+
+
+def _dependencies(
+    changed: list[FixResult], root: Path, *, write: bool, echo: Callable[[str], None]
+) -> None:
+    # each changed file's own project (a monorepo has several), with the extras of the
+    # integrations attached in it
+    projects: dict[Path, set[str]] = {}
+    for r in changed:
+        projects.setdefault(_project_of(Path(r.path).resolve(), root), set()).update(r.extras)
+    for project, extras in sorted(projects.items()):
+        edited = add_dependency(project, extras, write=write)
+        if edited is not None:
+            added = f"{requirement(extras)} to the dependencies in {_shown(edited)}."
+            echo(f"Added {added}" if write else f"{_ALSO} add {added}")
+
+
+def _policy(
+    results: list[FixResult],
+    root: Path,
+    *,
+    write: bool,
+    max_turns: int,
+    echo: Callable[[str], None],
+) -> None:
+    policy = root / FILE_NAME
+    # a file the fix left alone may hold tools an integration elsewhere now gates
+    tools = sorted({t for r in results if r.error is None for t in r.tools})
+    if policy.exists():
+        echo(f"Kept the existing {_shown(policy)}; tools gated now: {', '.join(tools)}.")
+    elif write:
+        policy.write_text(render_policy(tools, max_turns), encoding="utf-8")
+        echo(f"Wrote the policy skeleton {_shown(policy)} ({len(tools)} tools): review it.")
+    else:
+        echo(f"{_ALSO} write the policy skeleton {_shown(policy)} ({len(tools)} tools).")
 
 
 def _project_of(path: Path, root: Path) -> Path:

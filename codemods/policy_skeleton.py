@@ -74,7 +74,9 @@ def framework_name(module: ast.Module, symbol: str) -> str:
 def render_policy(tools: Iterable[str], max_turns: int) -> str:
     lines = [
         "# guardkit policy skeleton written by `guardkit fix`: review every rule before use.",
-        "# Give it to the agent guard with GUARDKIT_POLICY=guardkit-policy.toml (docs/scan.md).",
+        "# Give it to the agent guard with GUARDKIT_POLICY=guardkit-policy.toml. budget: lifetime",
+        "# credits; per tool: cost (credits per call), max_calls, requires_approval (a human",
+        "# approves each call). An unlisted tool is denied.",
         "budget = 1000",
         "",
         "[tools.llm_turn]",

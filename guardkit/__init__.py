@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         ConsumeMismatch,
         Forbidden,
         GuardError,
+        GuardFailed,
         GuardStop,
         GuardUnavailable,
         IdempotencyConflict,
@@ -125,6 +126,7 @@ __all__ = [
     "GuardStop",
     "NoAgentConfigured",
     "TurnDenied",
+    "GuardFailed",
 ]
 
 #: The module that defines each public name.
@@ -143,6 +145,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ConsumeMismatch",
         "Forbidden",
         "GuardError",
+        "GuardFailed",
         "GuardStop",
         "GuardUnavailable",
         "IdempotencyConflict",

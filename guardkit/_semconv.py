@@ -67,6 +67,7 @@ ERR_IDEMPOTENCY_IN_PROGRESS: Final = "guardkit.idempotency_in_progress"
 ERR_IDEMPOTENCY_CONFLICT: Final = "guardkit.idempotency_conflict"
 ERR_GUARD_UNAVAILABLE: Final = "guardkit.guard_unavailable"
 ERR_INVALID_INPUT: Final = "guardkit.invalid_input"
+ERR_GUARD_FAILED: Final = "guardkit.guard_failed"
 ERROR_TYPES: Final = frozenset(
     {
         ERR_DENIED,
@@ -75,6 +76,7 @@ ERROR_TYPES: Final = frozenset(
         ERR_IDEMPOTENCY_CONFLICT,
         ERR_GUARD_UNAVAILABLE,
         ERR_INVALID_INPUT,
+        ERR_GUARD_FAILED,
     }
 )
 #: A tool's own failure reported back to the model (the MCP conventions' ``isError``).

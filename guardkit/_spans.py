@@ -18,9 +18,11 @@ from guardkit import _semconv as sc
 from guardkit.errors import (
     ActionDenied,
     ApprovalTimeout,
+    GuardFailed,
     GuardUnavailable,
     IdempotencyConflict,
     IdempotencyInProgress,
+    StoreError,
 )
 
 if TYPE_CHECKING:
@@ -107,8 +109,12 @@ def error_type(exc: BaseException) -> str:
         return sc.ERR_IDEMPOTENCY_IN_PROGRESS
     if isinstance(exc, IdempotencyConflict):
         return sc.ERR_IDEMPOTENCY_CONFLICT
+    if isinstance(exc, GuardFailed) and exc.__cause__ is not None:
+        exc = exc.__cause__  # the guard's own failure, which stopped the agent
     if isinstance(exc, GuardUnavailable):
         return sc.ERR_GUARD_UNAVAILABLE
+    if isinstance(exc, (StoreError, GuardFailed)):
+        return sc.ERR_GUARD_FAILED
     cls = type(exc)
     if cls.__module__ == "builtins":
         return cls.__qualname__

@@ -94,16 +94,24 @@ def _guard(db: str, *, must_exist: bool = True, public_key: str | None = None) -
     from guardkit.local import Guard
 
     if must_exist and "://" not in db and not os.path.exists(db):
-        raise click.UsageError(f"no ledger at {db!r} (use --db or GUARDKIT_DB)")
+        raise click.UsageError(f"No ledger at {db!r}. Use --db or GUARDKIT_DB to name one.")
     try:
         with Guard(db, public_key=public_key) as guard:
             yield guard
     except (StoreError, LedgerTampered) as exc:
-        click.echo(f"error: {exc.message}", err=True)
+        click.echo(f"Error: {sentence(exc.message)}", err=True)
         sys.exit(EXIT_STORE)
     except GuardError as exc:
-        click.echo(f"error: {exc.message} ({exc.code})", err=True)
+        click.echo(f"Error: {sentence(exc.message)}", err=True)
         sys.exit(EXIT_REFUSED)
+
+
+def sentence(text: str) -> str:
+    """``text`` as a sentence: a capital first letter and a full stop (``click``'s ``Error:``)."""
+    text = text.strip()
+    if text[:1].islower():
+        text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else f"{text}."
 
 
 def _say(text: str) -> None:

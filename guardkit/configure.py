@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from guardkit.errors import GuardError, NoAgentConfigured
+from guardkit.errors import GuardError, GuardFailed, NoAgentConfigured, PolicyError, StoreError
 from guardkit.protocols import AgentGuard
 
 __all__ = ["agent_from_environment"]
@@ -36,7 +36,9 @@ def agent_from_environment(environ: Mapping[str, str] = os.environ) -> AgentGuar
     """The agent guard the environment describes, or None when ``GUARDKIT_AGENT`` is unset.
 
     A configuration that can't work (a URL without a token, an unknown agent with no policy, a
-    policy that does not load) raises ``NoAgentConfigured`` saying what to fix.
+    policy file that does not load) raises ``NoAgentConfigured`` saying what to fix, naming the
+    variable; a ledger that can't be opened raises ``GuardFailed`` naming the path and the OS
+    error. Both are ``GuardStop``: an agent's ``except Exception`` does not swallow them.
     """
     agent_id = environ.get("GUARDKIT_AGENT", "").strip()
     if not agent_id:
@@ -48,21 +50,50 @@ def agent_from_environment(environ: Mapping[str, str] = os.environ) -> AgentGuar
             raise NoAgentConfigured.for_site(
                 "call site", "GUARDKIT_URL is set but GUARDKIT_TOKEN, the agent's token, is not"
             )
-        from guardkit.client import AgentClient
+        try:
+            from guardkit.client import AgentClient
+        except ImportError as exc:
+            raise NoAgentConfigured(
+                f"GUARDKIT_URL={url} names a guard server, and talking to one needs httpx: "
+                "pip install 'guardkit[client]'; nothing was run"
+            ) from exc
 
         return AgentClient(url, agent_id, token)
     from guardkit.local import Guard
 
     db = environ.get("GUARDKIT_DB", "").strip() or DEFAULT_DB
     policy = environ.get("GUARDKIT_POLICY", "").strip()
-    guard = Guard(db)
+    where = f"GUARDKIT_DB={db}" if environ.get("GUARDKIT_DB", "").strip() else f"{db} (the default)"
+    try:
+        guard = Guard(db)
+    except StoreError as exc:
+        raise _unusable(where, exc) from exc
     try:
         if policy:
             guard.create_agent(agent_id, policy, exist_ok=True)
         return guard.agent(agent_id)
+    except PolicyError as exc:
+        guard.close()
+        raise NoAgentConfigured(
+            f"the policy file {policy} that GUARDKIT_POLICY names is not a valid policy, so "
+            f"nothing was run: {exc.message}. Fix the file, or point GUARDKIT_POLICY at another"
+        ) from exc
+    except StoreError as exc:
+        guard.close()
+        raise _unusable(where, exc) from exc
     except GuardError as exc:
         guard.close()
-        hint = "" if policy else "; set GUARDKIT_POLICY to create it"
+        hint = "; set GUARDKIT_POLICY to create it" if not policy else ""
         raise NoAgentConfigured.for_site(
             "call site", f"GUARDKIT_AGENT={agent_id} in {db}: {exc.message}{hint}"
         ) from exc
+
+
+def _unusable(where: str, exc: StoreError) -> GuardFailed:
+    """The ledger the environment names can't be opened or read: the agent must stop."""
+    return GuardFailed(
+        f"the guard's ledger {where} could not be opened, so nothing was run and the agent must "
+        f"stop: {exc.message}. Point GUARDKIT_DB at a file that can be created or written",
+        status=exc.status,
+        code=exc.code,
+    )

@@ -1,5 +1,8 @@
 """The one exception tree of guardkit, with Lineage's HTTP ``status`` and ``code`` on every error.
 
+``str(error)`` is the sentence a person (or a model) reads; ``.status`` and ``.code`` carry the
+HTTP status and the machine-readable code as attributes, never as a prefix of the text.
+
 ::
 
     GuardError(Exception)                 .status, .code, .message
@@ -29,11 +32,15 @@
 
     GuardStop(BaseException)              the agent must stop: not an error to handle or retry
     ├── NoAgentConfigured                 a guarded call site found no agent guard configured
-    └── TurnDenied                        a gated model turn was refused (.action_id, .reason)
+    ├── TurnDenied                        a gated model turn was refused (.action_id, .reason)
+    └── GuardFailed                       the guard could not open, read or write its store, or
+                                          could not be reached: nothing ran (``__cause__`` says why)
 
 ``GuardStop`` derives from ``BaseException``, like ``KeyboardInterrupt``: ``except Exception``
 handlers and retry wrappers (tenacity, backoff) let it through, so a missing configuration or a
 spent turn budget stops the agent at once instead of being retried with back-off for minutes.
+A guarded call site whose guard cannot record a decision raises ``GuardFailed`` for the same
+reason: an agent must not go on (nor tell its model "internal error") with nothing recorded.
 It carries the same ``.status``, ``.code`` and ``.message``.
 
 Misuse found at decoration time (a bad ``cost`` type, decorating a non-callable) raises a plain
@@ -73,6 +80,7 @@ __all__ = [
     "GuardStop",
     "NoAgentConfigured",
     "TurnDenied",
+    "GuardFailed",
 ]
 
 
@@ -87,7 +95,7 @@ class _Coded(BaseException):
         # unprintable and unencodable (a 500 on the server), so it is written as an escape.
         if not message.isascii():
             message = message.encode("utf-8", "backslashreplace").decode("utf-8")
-        super().__init__(f"{status} {code}: {message}")
+        super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
@@ -106,8 +114,8 @@ def _rebuild(cls: type[_Coded], args: tuple[Any, ...], state: dict[str, Any]) ->
 class GuardError(_Coded, Exception):
     """Root of every guardkit error; ``GuardError(status, code, message)`` as in Lineage's client.
 
-    ``str(error)`` is ``"status code: message"``; ``.status`` is the HTTP status the server answers
-    with and ``.code`` the machine-readable error code.
+    ``str(error)`` is ``.message``, the sentence to read; ``.status`` is the HTTP status the server
+    answers with and ``.code`` the machine-readable error code.
     """
 
 
@@ -138,12 +146,14 @@ class ActionDenied(GuardError):
 class ToolDenied(ActionDenied):
     """Raised by a guarded tool that was not allowed to run; nothing was executed.
 
-    ``.message`` is the sentence to hand back to the model as the tool's error result.
+    ``str(denied)`` and ``.message`` are the sentence to hand back to the model as the tool's
+    error result ("Denied by the policy guard: ... Do not retry; ...").
     """
 
     def __init__(self, action_id: str | None, reason: Reason) -> None:
         super().__init__(action_id, reason)
         self.message = denial_text(reason)
+        self.args = (self.message,)
 
 
 class ApprovalTimeout(GuardError, TimeoutError):
@@ -329,3 +339,26 @@ class TurnDenied(GuardStop):
         super().__init__(403, code, f"model turn refused: {describe_reason(reason)}")
         self.action_id = action_id
         self.reason = reason
+
+
+class GuardFailed(GuardStop):
+    """Raised at a guarded call site when the guard itself failed, so nothing was run.
+
+    Its store could not be opened, read or written, its ledger does not verify, or its server
+    could not be reached. The agent must stop: an ``except Exception`` around a tool call lets it
+    through, so no model is told "internal error" as a tool's result and goes on unrecorded.
+    ``.status`` and ``.code`` are those of the failure (``__cause__``, a ``StoreError``).
+    """
+
+    def __init__(self, message: str, *, status: int = 500, code: str = "internal") -> None:
+        super().__init__(status, code, message)
+
+    @classmethod
+    def at(cls, site: str, failure: StoreError) -> GuardFailed:
+        """The error for ``site`` (``"tool call 'pay'"``, ``"model turn"``) the store failed."""
+        return cls(
+            f"the guard failed during this {site}, so the agent must stop (nothing runs without "
+            f"a recorded decision): {failure.message}",
+            status=failure.status,
+            code=failure.code,
+        )

@@ -14,6 +14,7 @@ A policy is fixed for the life of an agent. Example::
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import tomllib
@@ -248,7 +249,9 @@ def _check_unknown(
     for key in data:
         if key not in known:
             where = f"{path}.{key}" if path else str(key)
-            problems.append((where, "unknown field"))
+            close = difflib.get_close_matches(str(key), sorted(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            problems.append((where, f"unknown field{hint}"))
 
 
 def _nonneg_int(

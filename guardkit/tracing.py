@@ -5,7 +5,10 @@ Turn it on with per-process providers::
     from guardkit import tracing
     tracing.enable(tracer_provider=provider, logger_provider=logger_provider)
 
-or with the standard environment (``OTEL_TRACES_EXPORTER=console|otlp``, read once at import).
+or with the standard environment (``OTEL_TRACES_EXPORTER=console|otlp``, read once at import;
+``OTEL_LOGS_EXPORTER`` picks the exporter of the log events on its own). Without OpenTelemetry
+installed, that environment gives one warning naming ``pip install 'guardkit[otel]'`` and tracing
+stays off: importing guardkit never fails for it.
 While off, every function here returns one shared no-op object after a single global check:
 no span objects, and ``opentelemetry`` is never imported.
 
@@ -27,7 +30,9 @@ is recorded only when ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` opt
 
 from __future__ import annotations
 
+import logging
 import os
+import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +57,7 @@ __all__ = [
     "guard_call_span",
     "is_enabled",
     "tool_span",
+    "TracingUnavailable",
 ]
 
 _OTEL_MISSING = (
@@ -106,35 +112,67 @@ def _content_from_env(environ: Mapping[str, str] = os.environ) -> bool:
     return environ.get(sc.CAPTURE_CONTENT_ENV, "").strip().lower() in _CONTENT_ON
 
 
+class TracingUnavailable(RuntimeWarning):
+    """The environment asks for tracing, but OpenTelemetry (the ``otel`` extra) is missing."""
+
+
 def enable_from_environment(environ: Mapping[str, str] = os.environ) -> bool:
     """Enable when ``OTEL_TRACES_EXPORTER`` names an exporter (and the SDK is not disabled).
 
     A global SDK provider someone already installed (``opentelemetry-instrument``) is used as
-    is; otherwise a provider with the named exporter (``console`` or ``otlp``) is built.
-    Returns whether tracing is now on. Called once when this module is imported.
+    is; otherwise a provider with the named exporter (``console`` or ``otlp``) is built, its log
+    events exported as ``OTEL_LOGS_EXPORTER`` says (default: ``otlp`` for ``otlp`` traces, none
+    for ``console``). Without OpenTelemetry installed it warns once (``TracingUnavailable``,
+    naming the extra) and leaves tracing off. Returns whether tracing is now on. Called once when
+    this module is imported.
     """
     exporter = environ.get("OTEL_TRACES_EXPORTER", "").strip().lower()
     if not exporter or exporter == "none":
         return False
     if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return False
-    from opentelemetry import trace
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        _warn_missing(f"OTEL_TRACES_EXPORTER={exporter}")
+        return False
 
     if type(trace.get_tracer_provider()).__name__ != "ProxyTracerProvider":
         enable(capture_content=_content_from_env(environ))
         return True
-    enable_for_cli(exporter.split(",")[0].strip())
+    kind = exporter.split(",")[0].strip()
+    default_logs = "otlp" if kind == "otlp" else "none"
+    logs = environ.get("OTEL_LOGS_EXPORTER", "").strip().lower() or default_logs
+    try:
+        enable_for_cli(kind, logs=logs.split(",")[0].strip())
+    except ImportError as exc:
+        _warn_missing(f"OTEL_TRACES_EXPORTER={exporter}", str(exc))
+        return False
     return True
 
 
-def enable_for_cli(kind: str) -> Callable[[], None]:
+def _warn_missing(setting: str, why: str = _OTEL_MISSING) -> None:
+    text = f"{setting} asks for traces, but {why}; tracing stays off"
+    try:
+        warnings.warn(text, TracingUnavailable, stacklevel=2)
+    except TracingUnavailable:
+        # A filter turned warnings into errors (``-W error``, pytest's ``filterwarnings``):
+        # importing guardkit must still work, so the same sentence goes to the log instead.
+        logging.getLogger("guardkit").warning("%s: %s", TracingUnavailable.__name__, text)
+
+
+def enable_for_cli(kind: str, *, logs: str | None = None) -> Callable[[], None]:
     """Enable with an SDK provider exporting to ``console`` or ``otlp`` (OTLP over HTTP).
 
-    Used by ``guardkit demo --trace console|otlp``. Returns a function that flushes and shuts
-    the providers down; call it before the process exits.
+    Used by ``guardkit demo --trace console|otlp``. ``logs`` is the exporter of the log events
+    (``console``, ``otlp`` or ``none``; default: the same as ``kind``). Returns a function that
+    flushes and shuts the providers down; call it before the process exits.
     """
     if kind not in ("console", "otlp"):
         raise ValueError(f"unknown trace exporter {kind!r}: use 'console' or 'otlp'")
+    logs = kind if logs is None else logs
+    if logs not in ("console", "otlp", "none"):
+        raise ValueError(f"unknown log exporter {logs!r}: use 'console', 'otlp' or 'none'")
     try:
         from opentelemetry.sdk._logs import LoggerProvider as SdkLoggerProvider
         from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
@@ -142,10 +180,9 @@ def enable_for_cli(kind: str) -> Callable[[], None]:
         raise ImportError(_OTEL_MISSING) from exc
     tracer_provider = SdkTracerProvider()
     logger_provider = SdkLoggerProvider()
-    if kind == "console":
-        _console_exporters(tracer_provider, logger_provider)
-    else:
-        _otlp_exporters(tracer_provider, logger_provider)
+    _EXPORTERS[kind](tracer_provider, None)
+    if logs != "none":
+        _EXPORTERS[logs](None, logger_provider)
     enable(tracer_provider=tracer_provider, logger_provider=logger_provider)
 
     def shutdown() -> None:
@@ -160,8 +197,12 @@ def _console_exporters(tracer_provider: Any, logger_provider: Any) -> None:
     from opentelemetry.sdk._logs.export import ConsoleLogRecordExporter, SimpleLogRecordProcessor
     from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
 
-    tracer_provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
-    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(ConsoleLogRecordExporter()))
+    if tracer_provider is not None:
+        tracer_provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
+    if logger_provider is not None:
+        logger_provider.add_log_record_processor(
+            SimpleLogRecordProcessor(ConsoleLogRecordExporter())
+        )
 
 
 def _otlp_exporters(tracer_provider: Any, logger_provider: Any) -> None:
@@ -176,8 +217,17 @@ def _otlp_exporters(tracer_provider: Any, logger_provider: Any) -> None:
     from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    logger_provider.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter()))
+    if tracer_provider is not None:
+        tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    if logger_provider is not None:
+        logger_provider.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter()))
+
+
+#: Adds a kind's exporter to the providers given (None: that signal is not exported this way).
+_EXPORTERS: dict[str, Callable[[Any, Any], None]] = {
+    "console": _console_exporters,
+    "otlp": _otlp_exporters,
+}
 
 
 # -- the no-op -------------------------------------------------------------------------------

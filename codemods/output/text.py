@@ -10,8 +10,9 @@ __all__ = ["render_text"]
 
 def render_text(results: list[FileResult]) -> str:
     lines: list[str] = []
-    count = fixable = errors = 0
+    count = fixable = errors = flagged = 0
     for result in results:
+        flagged += bool(result.findings)
         if result.error is not None:
             errors += 1
             lines.append(f"{_rel(result.path)}: error: {result.error}")
@@ -25,5 +26,7 @@ def render_text(results: list[FileResult]) -> str:
         summary += f" ({fixable} fixable with `guardkit fix --write`)"
     if errors:
         summary += f"; {errors} file{'s' if errors != 1 else ''} could not be analysed"
-    lines.append(summary + f" in {len(results)} files.")
+    files = f"{len(results)} file{'s' if len(results) != 1 else ''}"
+    # the files with findings, of the files scanned: "Found 7 findings in 1 of 2 files."
+    lines.append(summary + (f" in {flagged} of {files}." if count else f" in {files}."))
     return "\n".join(lines) + "\n"

@@ -66,6 +66,8 @@ class CallShape:
     plain_bound: _Plain | None = None
     #: The first parameter is a class method's ``cls`` (see ``bind_call``).
     class_first: bool = False
+    #: The function's ``__qualname__``, as Python's own argument errors name it.
+    qualname: str = "tool"
 
     @classmethod
     def of(cls, func: Callable[..., Any]) -> CallShape:
@@ -80,6 +82,7 @@ class CallShape:
             plain_full=_Plain.of(full),
             plain_bound=_Plain.of(bound),
             class_first=class_first,
+            qualname=str(getattr(func, "__qualname__", None) or getattr(func, "__name__", "tool")),
         )
 
 
@@ -100,9 +103,34 @@ def bind_call(
         if found is not None:
             return found
     signature = shape.full if instance is None else shape.bound
-    bound = signature.bind(*args, **kwargs)
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        full = args if instance is None else (instance, *args)
+        raise _python_error(shape, full, kwargs) from None
     bound.apply_defaults()
     return dict(bound.arguments)
+
+
+def _python_error(shape: CallShape, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> TypeError:
+    """The ``TypeError`` Python raises for this call: ``read_file() got an unexpected keyword
+    argument 'pth'``, not ``Signature.bind``'s wording, found by calling an empty function with the
+    tool's parameters (names, kinds and which have defaults; nothing of the tool runs)."""
+    params = [
+        p.replace(annotation=p.empty, default=None if p.default is not p.empty else p.empty)
+        for p in shape.full.parameters.values()
+    ]
+    bare = shape.full.replace(parameters=params, return_annotation=inspect.Signature.empty)
+    namespace: dict[str, Any] = {}
+    exec(f"def stub{bare}: pass", namespace)  # noqa: S102 - only names and kinds, no user code
+    stub = namespace["stub"]
+    stub.__name__ = shape.qualname.rpartition(".")[2]
+    stub.__qualname__ = shape.qualname
+    try:
+        stub(*args, **kwargs)
+    except TypeError as exc:
+        return exc
+    return TypeError(f"{shape.qualname}() got arguments its signature does not accept")
 
 
 def jsonable(value: Any) -> Any:

@@ -20,13 +20,15 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from guardkit.errors import GuardFailed, StoreError
 from guardkit.protocols import AgentGuard, AsyncAgentGuard, implements
 
-__all__ = ["Flow", "Op", "adrive", "drive"]
+__all__ = ["Flow", "Op", "adrive", "drive", "stops_on_failure"]
 
 T = TypeVar("T")
 
@@ -133,3 +135,16 @@ def _is_async(func: Callable[..., Any]) -> bool:
     while isinstance(func, functools.partial):
         func = func.func
     return inspect.iscoroutinefunction(func)
+
+
+@contextmanager
+def stops_on_failure(site: str) -> Iterator[None]:
+    """A ``StoreError`` of the guard (store or server failed) as ``GuardFailed``: the agent stops.
+
+    Wraps a call site's guard conversations (never the user's code), so an ``except Exception``
+    around the call site does not hand "internal error" to the model and go on unrecorded.
+    """
+    try:
+        yield
+    except StoreError as exc:
+        raise GuardFailed.at(site, exc) from exc

@@ -2,22 +2,36 @@
 
 Each composes the same steps (``guardkit.tools.pipeline``), driven with the agent's blocking calls
 for sync tools and its ``async`` calls for ``async`` ones; they differ only in how the body is
-called: directly, awaited, or stepped item by item inside the runtime fence.
+called: directly, awaited, or stepped item by item inside the runtime fence. A guard that fails
+(its store can't be opened, read or written; its server can't be reached) raises ``GuardFailed``,
+which stops the agent, instead of a ``StoreError`` an ``except Exception`` would hand to the model.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
-from guardkit.tools.flow import adrive, drive
+from guardkit.tools.flow import Flow, adrive, drive, stops_on_failure
 from guardkit.tools.handoff import take_handoff
 from guardkit.tools.pipeline import Call, Steps
 
 __all__ = ["Wrapper", "kind_of", "wrapper_for"]
 
+T = TypeVar("T")
+
 Wrapper = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Any]
+
+
+def _drive(steps: Steps, flow: Flow[T], agent: Any) -> T:
+    with stops_on_failure(f"call of the tool {steps.name!r}"):
+        return drive(flow, agent)
+
+
+async def _adrive(steps: Steps, flow: Flow[T], agent: Any) -> T:
+    with stops_on_failure(f"call of the tool {steps.name!r}"):
+        return await adrive(flow, agent)
 
 
 def kind_of(func: Callable[..., Any]) -> str:
@@ -35,18 +49,18 @@ def _sync(steps: Steps) -> Wrapper:
         handed = take_handoff()
         agent = steps.agent(handed)
         with steps.span(agent, handed):
-            call = drive(steps.prepare(agent, handed, instance, args, kwargs), agent)
-            replay = drive(steps.claim(call), agent)
+            call = _drive(steps, steps.prepare(agent, handed, instance, args, kwargs), agent)
+            replay = _drive(steps, steps.claim(call), agent)
             if replay is not None:
                 return replay.value
-            drive(steps.ask(call), agent)
+            _drive(steps, steps.ask(call), agent)
             try:
                 with steps.fenced(call):
                     result = wrapped(*args, **kwargs)
             except BaseException as exc:
-                drive(steps.failed(call, exc), agent)
+                _drive(steps, steps.failed(call, exc), agent)
                 raise
-            drive(steps.succeeded(call, result), agent)
+            _drive(steps, steps.succeeded(call, result), agent)
             return result
 
     return wrapper
@@ -59,18 +73,18 @@ def _async(steps: Steps) -> Wrapper:
         handed = take_handoff()
         agent = steps.agent(handed)
         with steps.span(agent, handed):
-            call = await adrive(steps.prepare(agent, handed, instance, args, kwargs), agent)
-            replay = await adrive(steps.claim(call), agent)
+            call = await _adrive(steps, steps.prepare(agent, handed, instance, args, kwargs), agent)
+            replay = await _adrive(steps, steps.claim(call), agent)
             if replay is not None:
                 return replay.value
-            await adrive(steps.ask(call), agent)
+            await _adrive(steps, steps.ask(call), agent)
             try:
                 with steps.fenced(call):
                     result = await wrapped(*args, **kwargs)
             except BaseException as exc:
-                await adrive(steps.failed(call, exc), agent)
+                await _adrive(steps, steps.failed(call, exc), agent)
                 raise
-            await adrive(steps.succeeded(call, result), agent)
+            await _adrive(steps, steps.succeeded(call, result), agent)
             return result
 
     return wrapper
@@ -84,8 +98,8 @@ def _generator(steps: Steps) -> Wrapper:
         handed = take_handoff()
         agent = steps.agent(handed)
         with steps.span(agent, handed):
-            call = drive(steps.prepare(agent, handed, instance, args, kwargs), agent)
-            drive(steps.ask(call), agent)
+            call = _drive(steps, steps.prepare(agent, handed, instance, args, kwargs), agent)
+            _drive(steps, steps.ask(call), agent)
         return (yield from _stream(steps, call, wrapped(*args, **kwargs)))
 
     return wrapper
@@ -105,12 +119,12 @@ def _stream(steps: Steps, call: Call, inner: Iterator[Any]) -> Generator[Any, No
     except GeneratorExit:
         with steps.fenced(call):
             inner.close()  # type: ignore[attr-defined]
-        drive(steps.succeeded(call, None, detail="closed by the consumer"), call.agent)
+        _drive(steps, steps.succeeded(call, None, detail="closed by the consumer"), call.agent)
         raise
     except BaseException as exc:
-        drive(steps.failed(call, exc), call.agent)
+        _drive(steps, steps.failed(call, exc), call.agent)
         raise
-    drive(steps.succeeded(call, None), call.agent)
+    _drive(steps, steps.succeeded(call, None), call.agent)
     return result
 
 
@@ -121,8 +135,8 @@ def _async_generator(steps: Steps) -> Wrapper:
         handed = take_handoff()
         agent = steps.agent(handed)
         with steps.span(agent, handed):
-            call = await adrive(steps.prepare(agent, handed, instance, args, kwargs), agent)
-            await adrive(steps.ask(call), agent)
+            call = await _adrive(steps, steps.prepare(agent, handed, instance, args, kwargs), agent)
+            await _adrive(steps, steps.ask(call), agent)
         inner = wrapped(*args, **kwargs)
         try:
             while True:
@@ -135,12 +149,14 @@ def _async_generator(steps: Steps) -> Wrapper:
         except GeneratorExit:
             with steps.fenced(call):
                 await inner.aclose()
-            await adrive(steps.succeeded(call, None, detail="closed by the consumer"), agent)
+            await _adrive(
+                steps, steps.succeeded(call, None, detail="closed by the consumer"), agent
+            )
             raise
         except BaseException as exc:
-            await adrive(steps.failed(call, exc), agent)
+            await _adrive(steps, steps.failed(call, exc), agent)
             raise
-        await adrive(steps.succeeded(call, None), agent)
+        await _adrive(steps, steps.succeeded(call, None), agent)
 
     return wrapper
 

@@ -12,6 +12,7 @@ model that loops without calling a real tool still hits a limit. Around the call
 The outcome is reported when the block ends (``failure`` with the exception if it raised).
 A refusal raises ``TurnDenied``, which (like ``NoAgentConfigured``) derives from
 ``BaseException``: retry wrappers and ``except Exception`` let it through and the agent stops.
+So does ``GuardFailed``, raised when the guard's store or server fails.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ from types import TracebackType
 from guardkit.decisions import DecisionDict
 from guardkit.errors import TurnDenied
 from guardkit.protocols import AgentGuard
-from guardkit.tools.flow import Flow, Op, adrive, drive
+from guardkit.tools.flow import Flow, Op, adrive, drive, stops_on_failure
 from guardkit.tools.scope import current_agent
 
 __all__ = ["LLM_TURN", "model_turn"]
+
+_SITE = "model turn"
 
 #: The tool name of a model turn, as Lineage and every policy call it.
 LLM_TURN = "llm_turn"
@@ -42,7 +45,7 @@ class model_turn:
 
     def _resolve(self) -> AgentGuard:
         if self._agent is None:
-            self._agent = current_agent("model turn")
+            self._agent = current_agent(_SITE)
         return self._agent
 
     def _ask(self) -> Flow[DecisionDict]:
@@ -61,7 +64,8 @@ class model_turn:
             yield Op("report", (action_id, "failure", f"{type(exc).__name__}: {exc}"))
 
     def __enter__(self) -> DecisionDict:
-        return drive(self._ask(), self._resolve())
+        with stops_on_failure(_SITE):
+            return drive(self._ask(), self._resolve())
 
     def __exit__(
         self,
@@ -69,10 +73,12 @@ class model_turn:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        drive(self._done(exc), self._resolve())
+        with stops_on_failure(_SITE):
+            drive(self._done(exc), self._resolve())
 
     async def __aenter__(self) -> DecisionDict:
-        return await adrive(self._ask(), self._resolve())
+        with stops_on_failure(_SITE):
+            return await adrive(self._ask(), self._resolve())
 
     async def __aexit__(
         self,
@@ -80,4 +86,5 @@ class model_turn:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await adrive(self._done(exc), self._resolve())
+        with stops_on_failure(_SITE):
+            await adrive(self._done(exc), self._resolve())

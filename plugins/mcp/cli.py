@@ -226,7 +226,7 @@ def _agent(
                 guard.create_agent(agent_id, policy_path, exist_ok=True)
             yield guard.agent(agent_id), policy
     except GuardError as exc:
-        raise click.ClickException(f"{exc.message} ({exc.code})") from exc
+        raise click.ClickException(exc.message) from exc
 
 
 @mcp.command()

@@ -111,11 +111,15 @@ def _guard_policy(request: pytest.FixtureRequest) -> PolicyChoice:
 
 
 @pytest.fixture
-def guard(_guard_policy: PolicyChoice) -> Iterator[Guard]:
-    """An in-memory ``Guard`` with one agent whose policy comes from the marker, option or ini."""
-    from guardkit.local import Guard
+def guard(request: pytest.FixtureRequest, _guard_policy: PolicyChoice) -> Iterator[Guard]:
+    """An in-memory ``Guard`` with one agent whose policy comes from the marker, option or ini.
 
-    with Guard(":memory:") as g:
+    An approval no ``approver`` rule gives fails the test after ``guard_approval_wait`` seconds.
+    """
+    from .guard_approvals import TestGuard
+
+    wait = request.config.stash[_SETTINGS].approval_wait
+    with TestGuard(":memory:", approval_wait=wait) as g:
         g.create_agent(_guard_policy.agent_id, _guard_policy.policy)
         yield g
 
@@ -152,8 +156,11 @@ def scripted_model() -> Callable[..., ScriptedModel]:
 @pytest.fixture
 def approver(guard: Guard) -> Iterator[Approver]:
     """Rules that approve or reject the ``guard`` fixture's pending actions during the test."""
+    from .guard_approvals import TestGuard
     from .guard_fixtures import Approver
 
     decider = Approver(guard)
+    if isinstance(guard, TestGuard):  # the guard fixture's (a test may override the fixture)
+        guard.approvers.append(decider)
     yield decider
     decider.close()

@@ -223,8 +223,8 @@ class Approver:
     >>> approver.approve("pay", when=lambda action: action["cost"] <= 100)
     >>> approver.reject("pay", reason="over the limit")
 
-    Rules are tried in the order they were added; an action no rule matches stays pending (so
-    the waiting tool times out, as it would with an absent human).
+    Rules are tried in the order they were added. An action no rule matches fails the test that
+    waits for it, at once or after ``guard_approval_wait`` seconds (``guard_approvals``).
     """
 
     def __init__(self, guard: Guard, name: str = "pytest", poll: float = 0.005) -> None:
@@ -258,6 +258,10 @@ class Approver:
             self._thread = threading.Thread(target=self._run, name="guardkit-approver", daemon=True)
             self._thread.start()
         return self
+
+    def will_decide(self, action: PendingAction) -> bool:
+        """Whether one of the rules matches ``action`` (its thread will decide it)."""
+        return any(rule.matches(action) for rule in self._rules)
 
     def _run(self) -> None:
         while not self._stop.wait(self._poll):

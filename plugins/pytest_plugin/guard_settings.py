@@ -20,6 +20,8 @@ class Settings:
     sources: list[Path]
     report_json: Path | None
     allow_no_tools: bool
+    #: Seconds a call waits for an approval no ``approver`` rule gives (then the test fails).
+    approval_wait: float
 
     @property
     def reports(self) -> bool:
@@ -80,6 +82,12 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="write the guard coverage report as JSON (for CI dashboards)",
     )
+    group.addoption(
+        "--guard-approval-wait",
+        metavar="SECONDS",
+        type=float,
+        help="how long a guarded call waits for an approval no approver rule gives (default 0)",
+    )
     parser.addini("guard_policy", "policy file for the guard fixture (relative to rootdir)")
     parser.addini("guard_coverage", "print the guard coverage table", type="bool", default=False)
     parser.addini("guard_fail_under", "fail when fewer than N percent of tools are guarded")
@@ -88,6 +96,9 @@ def add_options(parser: pytest.Parser) -> None:
     )
     parser.addini("guard_strict", "fail tests that run unguarded tools", type="bool", default=False)
     parser.addini("guard_coverage_paths", "where to look for tools", type="paths", default=[])
+    parser.addini(
+        "guard_approval_wait", "seconds to wait for an approval no approver rule gives (default 0)"
+    )
     parser.addini("guard_report_json", "write the guard coverage report as JSON to this path")
 
 
@@ -102,6 +113,19 @@ def _fail_under(config: pytest.Config) -> float | None:
     return value
 
 
+def _approval_wait(config: pytest.Config) -> float:
+    value: float | None = config.getoption("guard_approval_wait")
+    ini = str(config.getini("guard_approval_wait") or "").strip()
+    if value is None and ini:
+        try:
+            value = float(ini)
+        except ValueError:
+            raise pytest.UsageError(f"guard_approval_wait must be seconds, got {ini!r}") from None
+    if value is not None and value < 0:
+        raise pytest.UsageError(f"guard_approval_wait must be >= 0 seconds, got {value:g}")
+    return value or 0.0
+
+
 def read_settings(config: pytest.Config) -> Settings:
     strict = config.getoption("guard_strict")
     allow = config.getoption("guard_allow_no_tools")
@@ -114,6 +138,7 @@ def read_settings(config: pytest.Config) -> Settings:
         sources=sources or list(config.getini("guard_coverage_paths")) or [config.rootpath],
         report_json=config.invocation_params.dir / report if report else None,
         allow_no_tools=bool(allow or config.getini("guard_allow_no_tools")),
+        approval_wait=_approval_wait(config),
     )
 
 

@@ -98,7 +98,7 @@ def test_operator_commands(ledger) -> None:
     assert json.loads(rejected.stdout)["reason"]["code"] == "rejected"
     again = guardkit("approve", "bot", "act-1", "--by", "alice", "--db", ledger)
     assert again.returncode == 3
-    assert "invalid_state" in again.stderr
+    assert again.stderr.startswith("Error: Action act-1 is ")  # a sentence, no "(invalid_state)"
     scarred = guardkit(
         "scar", "bot", "--severity", "minor", "--reason", "odd", "--db", ledger, "--json"
     )
@@ -116,7 +116,7 @@ def test_operator_commands(ledger) -> None:
     assert json.loads(stopped.stdout)["alive"] is False
     twice = guardkit("terminate", "bot", "--reason", "done", "--by", "alice", "--db", ledger)
     assert twice.returncode == 3
-    assert "already_terminated" in twice.stderr
+    assert twice.stderr == "Error: Agent 'bot' is already terminated.\n"
 
 
 def test_export_and_verify(ledger, tmp_path) -> None:
@@ -142,14 +142,18 @@ def test_export_and_verify(ledger, tmp_path) -> None:
 def test_errors_and_usage(tmp_path, ledger) -> None:
     missing = guardkit("status", "bot", "--db", str(tmp_path / "nope.db"))
     assert missing.returncode == 2
+    assert "Error: No ledger at " in missing.stderr
+    assert "Use --db or GUARDKIT_DB to name one." in missing.stderr
     unknown = guardkit("status", "ghost", "--db", ledger)
     assert unknown.returncode == 3
-    assert "not_found" in unknown.stderr
+    assert unknown.stderr == "Error: Unknown agent 'ghost'.\n"
     bad_policy = tmp_path / "bad.json"
     bad_policy.write_text('{"budget": -5, "tools": {}}')
     created = guardkit("create", "x", "--policy", str(bad_policy), "--db", ledger)
     assert created.returncode == 3
-    assert "budget" in created.stderr
+    assert created.stderr == (
+        "Error: Invalid policy: budget: must be a whole number >= 0, got -5.\n"
+    )
     good_policy = tmp_path / "good.toml"
     good_policy.write_text("budget = 5\n[tools.read]\ncost = 0\n")
     token = guardkit("create", "x", "--policy", str(good_policy), "--db", ledger)

@@ -33,14 +33,16 @@ def test_every_error_pickles_and_keeps_its_fields(cls) -> None:
     assert type(again) is cls
     assert again.__dict__ == error.__dict__
     assert str(again) == str(error)
-    assert str(error).startswith(f"{error.status} {error.code}: ")
+    # The sentence to read; status and code are attributes, never an HTTP prefix of the text.
+    assert str(error) == error.message
+    assert not str(error).startswith((f"{error.status} ", f"{error.code}:"))
     stops = isinstance(again, guardkit.GuardStop)
     assert isinstance(again, guardkit.GuardError) != stops
 
 
 def test_stops_pass_through_except_exception_and_retry_wrappers() -> None:
-    """A missing guard or a refused model turn stops the agent: nothing catches it by accident."""
-    for cls in (errors.NoAgentConfigured, errors.TurnDenied):
+    """A missing or failing guard, a refused model turn: the agent stops, nothing catches it."""
+    for cls in (errors.NoAgentConfigured, errors.TurnDenied, errors.GuardFailed):
         assert not issubclass(cls, Exception)
         assert issubclass(cls, errors.GuardStop)
     attempts = []
@@ -79,3 +81,11 @@ def test_public_surface() -> None:
     for name in guardkit.__all__:
         assert hasattr(guardkit, name)
     assert guardkit.Guard.__module__ == "guardkit"
+
+
+def test_str_of_a_tool_denial_is_the_sentence_the_model_reads() -> None:
+    denied = errors.ToolDenied("act-3", {"code": "tool_not_allowed", "tool": "rm"})
+    assert str(denied) == denied.message
+    assert str(denied).startswith("Denied by the policy guard: ")
+    assert "Do not retry" in str(denied)
+    assert (denied.status, denied.code) == (403, "tool_not_allowed")

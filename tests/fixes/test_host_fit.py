@@ -117,25 +117,25 @@ def test_a_new_third_party_section_is_opened(tmp_path: Path, source: str) -> Non
         pytest.param(
             {"pyproject.toml": MULTI_LINE},
             "pyproject.toml",
-            ["httpx", "guardkit"],
+            ["httpx", "guardkit>=0.1"],
             id="multi-line",
         ),
         pytest.param(
             {"pyproject.toml": EXTRAS},
             "pyproject.toml",
-            ["crewai[tools]>=0.1", "x", "guardkit"],
+            ["crewai[tools]>=0.1", "x", "guardkit>=0.1"],
             id="brackets-inside-strings",
         ),
         pytest.param(
             {"pyproject.toml": '[project]\nname = "a"\ndependencies = []\n'},
             "pyproject.toml",
-            ["guardkit"],
+            ["guardkit>=0.1"],
             id="empty",
         ),
         pytest.param(
             {"pyproject.toml": '[project]\nname = "a"\n\n[tool.x]\ny = 1\n'},
             "pyproject.toml",
-            ["guardkit"],
+            ["guardkit>=0.1"],
             id="no-key",
         ),
         pytest.param(
@@ -173,10 +173,10 @@ def test_dependency_is_added_once(
         data = tomllib.loads((tmp_path / "pyproject.toml").read_text())
         assert data["project"]["dependencies"] == expected
     if changed == "requirements.txt":
-        assert (tmp_path / "requirements.txt").read_text() == "httpx\nguardkit\n"
+        assert (tmp_path / "requirements.txt").read_text() == "httpx\nguardkit>=0.1\n"
     if "poetry" in files.get("pyproject.toml", ""):
         data = tomllib.loads((tmp_path / "pyproject.toml").read_text())
-        assert data["tool"]["poetry"]["dependencies"]["guardkit"] == "*"
+        assert data["tool"]["poetry"]["dependencies"]["guardkit"] == ">=0.1"
     if "keep" in files.get("pyproject.toml", ""):
         assert "# keep" in (tmp_path / "pyproject.toml").read_text()
 
@@ -205,7 +205,7 @@ def test_fix_write_on_a_project(shop: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "changed 6 of 10 files" in result.output
     deps = tomllib.loads((shop / "pyproject.toml").read_text())["project"]["dependencies"]
-    assert deps == ["litellm", "guardkit"]
+    assert deps == ["litellm", "guardkit>=0.1"]
     policy = guardkit.load_policy((shop / "guardkit-policy.toml").read_text())
     assert set(policy.tools) == {"llm_turn", "lookup_price", "cancel_order"}
     assert "GUARDKIT_AGENT" in result.output

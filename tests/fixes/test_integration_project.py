@@ -77,7 +77,7 @@ def test_integrations_across_modules(shop: Path) -> None:
     assert 'create_agent("openai:gpt-4o", tools=TOOLS, middleware=[GuardMiddleware()])' in graph
     assert "guard_server(app)\n" in (shop / "shop" / "server.py").read_text()
     deps = tomllib.loads((shop / "pyproject.toml").read_text())["project"]["dependencies"]
-    assert deps == ["langchain>=1", "guardkit[langchain,mcp]"]
+    assert deps == ["langchain>=1", "guardkit[langchain,mcp]>=0.1"]
     policy = guardkit.load_policy((shop / "guardkit-policy.toml").read_text())
     assert set(policy.tools) == {"llm_turn", "refund", "lookup_order", "cancel_order"}
     assert policy.tools["refund"].requires_approval
@@ -106,9 +106,9 @@ def test_poetry_gets_the_extras_as_a_table_last(tmp_path: Path) -> None:
     )
     add_dependency(tmp_path, {"pydantic-ai"})
     text = (tmp_path / "pyproject.toml").read_text()
-    assert 'x = "1"\nguardkit = {version = "*", extras = ["pydantic-ai"]}\n\n[tool.x]' in text
+    assert 'x = "1"\nguardkit = {version = ">=0.1", extras = ["pydantic-ai"]}\n\n[tool.x]' in text
     entry = tomllib.loads(text)["tool"]["poetry"]["dependencies"]["guardkit"]
-    assert entry == {"version": "*", "extras": ["pydantic-ai"]}
+    assert entry == {"version": ">=0.1", "extras": ["pydantic-ai"]}
 
 
 def test_the_hosts_quote_style_is_kept(tmp_path: Path) -> None:
@@ -116,4 +116,4 @@ def test_the_hosts_quote_style_is_kept(tmp_path: Path) -> None:
         "[project]\nname = 'a'\ndependencies = [\n  'x == 1',\n]\n"
     )
     add_dependency(tmp_path, {"mcp"})
-    assert "  'x == 1',\n  'guardkit[mcp]',\n]" in (tmp_path / "pyproject.toml").read_text()
+    assert "  'x == 1',\n  'guardkit[mcp]>=0.1',\n]" in (tmp_path / "pyproject.toml").read_text()

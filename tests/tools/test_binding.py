@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -76,3 +77,65 @@ def test_bound_calls_drop_the_first_parameter():
 
 def test_jsonable_forms():
     assert jsonable({1: float("nan"), "t": (1, {2})}) == {"1": "nan", "t": [1, [2]]}
+
+
+@given(
+    signatures(),
+    st.lists(st.integers(), max_size=5),
+    st.dictionaries(st.sampled_from([*NAMES, "z"]), st.integers(), max_size=4),
+)
+def test_a_call_that_does_not_bind_raises_pythons_own_type_error(signature, args, kwargs):
+    namespace: dict[str, Any] = {}
+    exec(f"def read_file{signature}: pass", namespace)
+    tool = namespace["read_file"]
+    try:
+        tool(*args, **kwargs)
+    except TypeError as exc:
+        expected: str | None = str(exc)
+    else:
+        expected = None
+    try:
+        bind_call(CallShape.of(tool), None, tuple(args), kwargs)
+    except TypeError as exc:
+        got: str | None = str(exc)
+    else:
+        got = None
+    assert got == expected
+
+
+def test_a_wrong_keyword_on_a_guarded_tool_reads_as_python():
+    import guardkit
+
+    guard = guardkit.Guard(":memory:")
+    guard.create_agent("bot", {"budget": 1, "tools": {}, "default_rule": {"cost": 0}})
+
+    @guardkit.tool(guard=guard.agent("bot"))
+    def read_file(path: str) -> str:
+        return path
+
+    class Files:
+        @guardkit.tool(guard=guard.agent("bot"))
+        def read(self, path: str) -> str:
+            return path
+
+    files = Files()
+    for guarded, plain, args, kwargs in [
+        (read_file, read_file.__wrapped__, (), {"pth": "x"}),
+        (read_file, read_file.__wrapped__, (), {}),
+        (files.read, functools.partial(Files.read.__wrapped__, files), ("a", "b"), {}),
+    ]:
+        expected = _error_of(plain, args, kwargs)
+        assert _error_of(guarded, args, kwargs) == expected
+    assert expected.endswith("Files.read() takes 2 positional arguments but 3 were given")
+    assert _error_of(read_file, (), {"pth": "x"}).endswith(
+        "read_file() got an unexpected keyword argument 'pth'"
+    )
+    assert guard.log("bot")["records"][-1]["kind"] == "policy"  # nothing was requested
+
+
+def _error_of(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    try:
+        func(*args, **kwargs)
+    except TypeError as exc:
+        return str(exc)
+    raise AssertionError("the call bound")

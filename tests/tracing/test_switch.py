@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from guardkit import _semconv, tracing
-from guardkit.errors import IdempotencyConflict, IdempotencyInProgress, ToolDenied
+from guardkit.errors import (
+    GuardFailed,
+    GuardUnavailable,
+    IdempotencyConflict,
+    IdempotencyInProgress,
+    StoreError,
+    ToolDenied,
+)
 
 _OFF_PROBE = """
 import sys
@@ -96,12 +105,21 @@ def test_enable_for_cli_returns_a_shutdown(kind):
     assert not tracing.is_enabled()
 
 
+def _stopped_by(failure: StoreError) -> GuardFailed:
+    try:
+        raise GuardFailed.at("model turn", failure) from failure
+    except GuardFailed as stop:
+        return stop
+
+
 @pytest.mark.parametrize(
     ("exc", "expected"),
     [
         (ToolDenied("act-1", {"code": "rate_limited"}), "guardkit.denied"),
         (IdempotencyInProgress("k"), "guardkit.idempotency_in_progress"),
         (IdempotencyConflict("k"), "guardkit.idempotency_conflict"),
+        (_stopped_by(GuardUnavailable("down")), "guardkit.guard_unavailable"),
+        (_stopped_by(StoreError("disk full")), "guardkit.guard_failed"),
         (ValueError("x"), "ValueError"),
         (subprocess.CalledProcessError(1, "x"), "subprocess.CalledProcessError"),
     ],
@@ -110,3 +128,14 @@ def test_error_types(exc, expected):
     assert tracing.error_type(exc) == expected
     if expected.startswith("guardkit."):
         assert expected in _semconv.ERROR_TYPES
+
+
+def test_the_docs_list_every_error_type_the_code_sets():
+    root = Path(__file__).resolve().parents[2]
+    documented = set(re.findall(r"^\| `([^`]+)` \|", (root / "docs/tracing.md").read_text(), re.M))
+    constants = {v for k, v in vars(_semconv).items() if k.startswith("ERR_")}
+    literal = set()
+    for folder in ("guardkit", "plugins"):
+        for source in (root / folder).rglob("*.py"):
+            literal |= set(re.findall(r'\.fail\(\s*"([^"]+)"', source.read_text()))
+    assert constants | literal <= documented
