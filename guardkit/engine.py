@@ -40,6 +40,7 @@ from guardkit.decisions import (
     Reason,
     Severity,
     Verification,
+    VerifyFailure,
     describe_reason,
 )
 from guardkit.errors import (
@@ -736,7 +737,7 @@ class Engine:
 
         Signatures are checked under ``public_key``, else the store's pinned key, else the key
         the ledger names; ``checkpoint`` (``seq:hash``) must be a record of the chain, which
-        catches a ledger cut short behind it.
+        catches a ledger cut short behind it. So must the newest head the store's witness saw.
         """
         point = None
         if checkpoint is not None:
@@ -748,9 +749,18 @@ class Engine:
             self._exists(tx, agent_id)
         trusted = public_key_hex(public_key) if public_key is not None else None
         check = ChainCheck(trusted or self.store.trusted_key, point)
+        witness = self.store.witness
+        if witness is not None:
+            witness.refresh()
+        seen = None if witness is None else witness.heads.get(agent_id)
         last = None
+        failure: VerifyFailure | None
         for record in self.store.iter_records(agent_id):
             problem = check.check(record)
+            if problem is None and seen and record.seq == seen.seq and record.hash != seen.hash:
+                reason = f"its witness saw another hash ({seen.hash}) at seq {seen.seq}"
+                failure = {"line": check.count, "seq": seen.seq, "reason": reason}
+                return {"ok": False, "records": check.count, "failure": failure}
             if problem is not None:
                 return {
                     "ok": False,
@@ -759,6 +769,13 @@ class Engine:
                 }
             last = record
         failure = check.finish()
+        if failure is None and last is not None and seen is not None and seen.seq > last.seq:
+            failure = {
+                "line": check.count,
+                "seq": last.seq,
+                "reason": f"its witness saw seq {seen.seq} (hash {seen.hash}) beyond the log's "
+                f"last record {last.seq}: records were cut off",
+            }
         if failure is not None or last is None:
             return {
                 "ok": False,
@@ -831,6 +848,15 @@ class Engine:
                 f"the ledger of {agent_id!r} has no row in the agents table: it was deleted or "
                 "renamed behind the guard's back",
             )
+        witness = self.store.witness
+        for agent_id in sorted(set(witness.heads) - set(agent_ids) - orphans if witness else ()):
+            seen = witness.heads[agent_id]  # type: ignore[union-attr]
+            self.store.quarantine(
+                agent_id,
+                f"its witness saw agent {agent_id!r} at seq {seen.seq} with hash {seen.hash}, "
+                "but the store has no such agent: it was deleted, or an older copy of the "
+                "database was restored",
+            )
         for agent_id in agent_ids:
             try:
                 with self.store.transaction(write=False) as tx:
@@ -839,6 +865,7 @@ class Engine:
                 continue
             if missing is not None:
                 self._repair(agent_id, missing)
+        self.store.catch_up_witness()
         return dict(self.quarantined)
 
     def _check_pinned_key(self, keys: set[str | None]) -> None:
