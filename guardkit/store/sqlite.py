@@ -26,7 +26,7 @@ from guardkit.store.base import Store
 from guardkit.store.chain import Signer
 from guardkit.store.schema import SQLITE
 from guardkit.store.sql import SQLTransaction, Statements
-from guardkit.store.witness import Witness
+from guardkit.store.witness import FileWitness, Witness
 
 __all__ = ["SQLiteStore"]
 
@@ -90,6 +90,8 @@ class SQLiteStore(Store):
                     assert isinstance(tx, SQLTransaction)
                     self.schema_found = tx.upgrade()
                     self.open_witness(tx, witness)
+            if isinstance(self.witness, FileWitness) and self._lock_fd is not None:
+                self.witness.exclusive = True  # appended under the flock, after a refresh
         except BaseException:
             self.close_witness()
             # A file that is not a database (or is locked, or unreadable) must not leak the

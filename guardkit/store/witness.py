@@ -22,6 +22,7 @@ import os
 from typing import NamedTuple
 
 from guardkit.errors import StoreError
+from guardkit.store.chain import json_str
 
 __all__ = ["Entry", "FileWitness", "Head", "Witness"]
 
@@ -80,6 +81,8 @@ class FileWitness(Witness):
     def __init__(self, path: str, *, existed: bool = False, size: int = 0) -> None:
         super().__init__()
         self.path = self.location = path
+        #: Set by a store whose appends all happen under its writer lock, after a refresh.
+        self.exclusive = False
         self._offset = 0
         try:
             self._fd = os.open(path, os.O_RDWR | os.O_APPEND)
@@ -140,10 +143,7 @@ class FileWitness(Witness):
         return self._offset
 
     def append(self, heads: list[Entry], *, sync: bool) -> None:
-        text = "".join(
-            json.dumps(list(head), separators=(",", ":"), ensure_ascii=False) + "\n"
-            for head in heads
-        ).encode()
+        text = "".join(_line(*head) for head in heads).encode()
         try:
             os.write(self._fd, text)
             if sync:
@@ -155,14 +155,21 @@ class FileWitness(Witness):
             ) from exc
         for agent_id, seq, digest, _ in heads:
             self._note(agent_id, seq, digest)
-        # Our own lines need not be read back; others' (another process) still are.
-        if os.fstat(self._fd).st_size == self._offset + len(text):
+        # Our own lines need not be read back; others' (another process) still are. Under the
+        # store's writer lock nobody else appends, so the file ended where this one had read.
+        if self.exclusive or os.fstat(self._fd).st_size == self._offset + len(text):
             self._offset += len(text)
 
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+def _line(agent_id: str, seq: int, digest: str, signature: str | None) -> str:
+    """One head as a JSON line (hashes and signatures are hex: nothing to escape)."""
+    sig = "null" if signature is None else f'"{signature}"'
+    return f'[{json_str(agent_id)},{seq},"{digest}",{sig}]\n'
 
 
 def _read_from(fd: int, offset: int) -> bytes:
