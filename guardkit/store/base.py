@@ -545,7 +545,15 @@ class Transaction(abc.ABC):
         if self._witnessing:
             witness = self.store.witness
             assert witness is not None
-            witness.append(self._witnessing, sync=self.store.sync_witness)
+            # Written under the writer lock, in commit order; made durable by ``witnessed``.
+            witness.append(self._witnessing, sync=False)
+
+    def witnessed(self) -> None:
+        """Make this commit's witness lines durable (``durability="full"``) before the caller
+        is answered; a backend calls it once its writer lock is released."""
+        if self._witnessing and self.store.sync_witness:
+            assert self.store.witness is not None
+            self.store.witness.sync()
 
     def aborted(self) -> None:
         """The transaction rolled back: forget every state and action it changed in memory."""

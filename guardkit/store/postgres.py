@@ -108,6 +108,7 @@ class PostgresStore(Store):
                         raise
                     else:
                         tx.committed()
+                        tx.witnessed()
         finally:
             if conn is not None and not conn.closed and not conn.broken and not self._closed:
                 self._pool.put(conn)

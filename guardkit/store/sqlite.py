@@ -162,6 +162,8 @@ class _SQLiteTransaction(SQLTransaction):
                 self._abort()
         finally:
             self._unlock()
+        # Made durable once the next writer may go on: its commit overlaps this fsync.
+        self.witnessed()
 
     def _abort(self) -> None:
         self.aborted()

@@ -54,6 +54,9 @@ class Witness(abc.ABC):
     def append(self, heads: list[Entry], *, sync: bool) -> None:
         """Record ``(agent, seq, hash, signature)`` heads just committed; ``sync``: durably."""
 
+    def sync(self) -> None:  # noqa: B027 - a witness whose append is durable has nothing to do
+        """Make every head appended so far durable."""
+
     def refresh(self) -> None:  # noqa: B027 - a witness only this process writes has nothing to read
         """Read what other processes witnessed since this one last looked."""
 
@@ -159,6 +162,15 @@ class FileWitness(Witness):
         # store's writer lock nobody else appends, so the file ended where this one had read.
         if self.exclusive or os.fstat(self._fd).st_size == self._offset + len(text):
             self._offset += len(text)
+
+    def sync(self) -> None:
+        try:
+            os.fdatasync(self._fd)
+        except OSError as exc:
+            raise StoreError(
+                f"the head witness {self.path} could not be made durable ({exc}); the decision "
+                "is committed but may not be witnessed: fix the witness and reopen the store"
+            ) from exc
 
     def close(self) -> None:
         if self._fd >= 0:
