@@ -6,8 +6,9 @@ Each guard configuration is measured beside a floor with the same pragmas: two r
 transactions of one UPDATE and one INSERT each (the least a durable request + report can write).
 The two are interleaved in blocks (guard, floor, guard, floor, ...) so that a busy machine slows
 both alike, and the ratio is of their medians. ``--repeat`` runs the whole table again and prints
-each ratio's spread. Targets (issue 13): ``normal`` <= 1.5x its floor, ``full`` <= 1.2x,
-``:memory:`` <= 20 us a pair, with every integrity check of the ledger on.
+each ratio's spread. Targets (issues 13, 22): ``normal`` <= 1.5x its floor, ``full`` <= 1.2x,
+``:memory:`` <= 20 us a pair, with every integrity check of the ledger on and the head witness
+(``<db>.witness``, the default) inside the figure; the "no witness" rows show what it costs.
 """
 
 from __future__ import annotations
@@ -29,8 +30,11 @@ Pair = Callable[[int], None]
 
 
 @contextmanager
-def guarded(path: str, *, durability: str = "full", key: str | None = None) -> Iterator[Pair]:
-    with Guard(path, durability=durability, signing_key=key) as guard:
+def guarded(
+    path: str, *, durability: str = "full", key: str | None = None, witness: bool = True
+) -> Iterator[Pair]:
+    chosen = "auto" if witness else None
+    with Guard(path, durability=durability, signing_key=key, witness=chosen) as guard:
         guard.create_agent("bench", POLICY)
         agent = guard.agent("bench")
 
@@ -111,7 +115,17 @@ def table(pairs: int, work: str) -> dict[str, float]:
             lambda: guarded(f"{work}/n.db", durability="normal"),
             lambda: floor(f"{work}/nf.db", durability="normal"),
         ),
+        (
+            "normal, no witness",
+            lambda: guarded(f"{work}/nw.db", durability="normal", witness=False),
+            lambda: floor(f"{work}/nwf.db", durability="normal"),
+        ),
         ("file, durability=full", lambda: guarded(f"{work}/f.db"), lambda: floor(f"{work}/ff.db")),
+        (
+            "full, no witness",
+            lambda: guarded(f"{work}/fw.db", witness=False),
+            lambda: floor(f"{work}/fwf.db"),
+        ),
         (
             "file, full + Ed25519",
             lambda: guarded(f"{work}/s.db", key=key),

@@ -14,15 +14,14 @@ import contextlib
 import hashlib
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .analysis.summary import Summary
 from .findings import FileResult
 
-if TYPE_CHECKING:
-    from .runner import Record
-
-__all__ = ["ANALYZER_VERSION", "ScanCache", "digest"]
+__all__ = ["ANALYZER_VERSION", "Record", "ScanCache", "digest"]
 
 _FILE = "scan.json"
 _HERE = Path(__file__).resolve().parent
@@ -40,6 +39,17 @@ def digest(data: bytes) -> str:
 
 
 ANALYZER_VERSION = _analyzer_version()
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One file's analysis: its result, its summary (``None`` when not analysed) and the
+    digest of the environment it was analysed in."""
+
+    result: FileResult
+    summary: Summary | None = None
+    env: str = ""
+    digest: str = ""
 
 
 class ScanCache:
@@ -102,8 +112,6 @@ class ScanCache:
 
     @staticmethod
     def _record(path: str, entry: list[Any]) -> Record:
-        from .runner import Record
-
         payload = entry[3]
         if payload is None:
             result = FileResult(path=path, cached=True)

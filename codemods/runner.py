@@ -19,14 +19,13 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fnmatch import fnmatch
 from functools import partial
 from pathlib import Path
 
 from .analysis.project import Env, ProjectIndex
-from .analysis.summary import Summary
-from .cache import ScanCache, digest
+from .cache import Record, ScanCache, digest
 from .config import Config
 from .findings import FileResult
 from .modules import TEST_DIRS, is_test_path, module_name
@@ -40,17 +39,6 @@ _ROUNDS = 3
 #: allocations between young collections during a scan (CPython's default is 700)
 _GC_YOUNG = 100_000
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One file's analysis: its result, its summary (``None`` when not analysed) and the
-    digest of the environment it was analysed in."""
-
-    result: FileResult
-    summary: Summary | None = None
-    env: str = ""
-    digest: str = ""
 
 
 def _excluded(path: str, patterns: tuple[str, ...]) -> bool:

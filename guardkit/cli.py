@@ -89,14 +89,16 @@ _public_key_option = click.option(
 
 
 @contextmanager
-def _guard(db: str, *, must_exist: bool = True, public_key: str | None = None) -> Iterator[Guard]:
+def _guard(
+    db: str, *, must_exist: bool = True, public_key: str | None = None, witness: str | None = "auto"
+) -> Iterator[Guard]:
     from guardkit.errors import GuardError, LedgerTampered, StoreError
     from guardkit.local import Guard
 
     if must_exist and "://" not in db and not os.path.exists(db):
         raise click.UsageError(f"No ledger at {db!r}. Use --db or GUARDKIT_DB to name one.")
     try:
-        with Guard(db, public_key=public_key) as guard:
+        with Guard(db, public_key=public_key, witness=witness) as guard:
             yield guard
     except (StoreError, LedgerTampered) as exc:
         click.echo(f"Error: {sentence(exc.message)}", err=True)
@@ -452,6 +454,13 @@ def log(agent_id: str, after: int | None, limit: int | None, db: str, as_json: b
     default=None,
     help="Verify an exported ledger (guardkit export) offline, with no database.",
 )
+@click.option(
+    "--witness",
+    default="auto",
+    metavar="PATH|none",
+    help="The head witness the ledger must not be behind: <db>.witness by default, another "
+    "path, or 'none' to audit a store without it.",
+)
 @_json_option
 def verify(
     agent_id: str | None,
@@ -459,6 +468,7 @@ def verify(
     public_key: str | None,
     checkpoint: str | None,
     export_file: str | None,
+    witness: str,
     as_json: bool,
 ) -> None:
     """Verify an agent's hash chain and signatures, or an exported file; exit 1 if broken."""
@@ -472,7 +482,8 @@ def verify(
         else:
             # Opened without the pin, so a ledger signed by another key is reported as broken
             # (exit 1) rather than refused at open.
-            with _guard(db) as guard:
+            chosen = None if witness == "none" else witness
+            with _guard(db, witness=chosen) as guard:
                 result = guard.verify(agent_id, checkpoint, public_key=public_key)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None

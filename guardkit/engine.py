@@ -8,102 +8,65 @@ Denials are values (``Decision``); errors are raised only for misuse (unknown id
 bad input). Semantics are Lineage's (docs/compatibility.md); guardkit's
 additions (sub-agents, approval expiry, input digests, backend consumption) are marked as such.
 
-The module is longer than the house limit on purpose: it is one state machine, whose operations
-share the same checks, denials, scars and termination cascades; split by operation, each part
-would import the others' private steps.
+Its reads, the backend's consume and the checks made on open are in ``guardkit._engine_reads``
+(a base class); input checks in ``guardkit._engine_input``.
 """
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from guardkit import limits
-from guardkit._canonical import canonical_json, check_json_value, text_problem
+from guardkit._canonical import canonical_json, check_json_value
 from guardkit.decisions import (
     Action,
-    ActionStatus,
     AgentEntry,
     AgentStatus,
-    ConsumedAction,
     Decision,
     Denial,
     DenyCode,
-    Head,
-    LogPage,
-    Outcome,
-    PendingAction,
-    PendingItem,
     Reason,
     Severity,
-    Verification,
     describe_reason,
 )
 from guardkit.errors import (
     AgentExists,
-    AlreadyConsumed,
     AlreadyTerminated,
-    ConsumeMismatch,
     Forbidden,
     InvalidInput,
     InvalidState,
     LedgerTampered,
-    NotFound,
     PolicyError,
-    StoreError,
     UnknownAction,
 )
 from guardkit.policy import Policy, ToolRule, load_policy
 from guardkit.store.base import Store, Transaction
-from guardkit.store.chain import (
-    ChainCheck,
-    Checkpoint,
-    fingerprint,
-    format_timestamp,
-    json_str,
-    public_key_hex,
-)
-from guardkit.store.fold import missing_termination
+from guardkit.store.chain import json_str
 from guardkit.store.state import ALLOWED, SPAWN_TOOL, AgentState, OpenAction, status_name
 
 __all__ = ["Engine", "SPAWN_TOOL", "DEFAULT_MAX_INPUT_BYTES"]
 
-_AGENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_ACTION_ID = re.compile(r"act-([1-9][0-9]{0,17})")
-DEFAULT_MAX_INPUT_BYTES = 1 << 20
-# The words as plain strings: ``Enum.value`` is a property call, and these sit on the hot path.
-_PENDING = ActionStatus.PENDING_APPROVAL.value
-_ALLOWED = ActionStatus.ALLOWED.value
-_DENIED = ActionStatus.DENIED.value
-_COMPLETED = ActionStatus.COMPLETED.value
-_OUTCOMES = frozenset(o.value for o in Outcome)
-_FAILURE = Outcome.FAILURE.value
-_HARMFUL = Outcome.HARMFUL.value
-_LOG_LIMIT_DEFAULT = 500
-_LOG_LIMIT_MAX = 5000
+from guardkit._engine_input import (
+    _FAILURE,
+    _HARMFUL,
+    _OUTCOMES,
+    DEFAULT_MAX_INPUT_BYTES,
+    _action_number,
+    _check_agent_id,
+    _check_reason,
+    _check_text,
+    _check_tool,
+    _has_ttl,
+    _severity,
+    _text,
+)
+from guardkit._engine_reads import EngineReads
 
 
-def _check_agent_id(agent_id: Any) -> str:
-    if not isinstance(agent_id, str) or not _AGENT_ID.fullmatch(agent_id):
-        raise InvalidInput(f"agent ids are 1-64 characters of [A-Za-z0-9_-], got {agent_id!r}")
-    return agent_id
-
-
-def _action_number(action_id: Any) -> int:
-    if type(action_id) is str and 4 < len(action_id) < 23 and action_id[4] != "0":
-        digits = action_id[4:]
-        if action_id.startswith("act-") and digits.isascii() and digits.isdigit():
-            return int(digits)
-    match = _ACTION_ID.fullmatch(action_id) if isinstance(action_id, str) else None
-    if match is None:
-        raise UnknownAction(f"unknown action {action_id!r}")
-    return int(match.group(1))
-
-
-class Engine:
+class Engine(EngineReads):
     """The policy engine over a store. ``Guard`` and the server are its only callers."""
 
     def __init__(
@@ -666,221 +629,6 @@ class Engine:
                 )
             parent_id = parent.parent_id
 
-    # -- reads ---------------------------------------------------------------------------------
-
-    def action(self, agent_id: str, action_id: str) -> Action:
-        number = _action_number(action_id)
-        write = self._may_expire(agent_id)
-        with self.store.transaction(write=write) as tx:
-            state = self._agent(tx, agent_id)
-            if write:
-                self._expire(tx, state, self.clock())
-            row = tx.get_action(agent_id, number)
-            if row is None:
-                raise UnknownAction(f"unknown action {action_id!r}")
-            return row.to_dict()
-
-    def pending(self, agent_id: str) -> list[PendingItem]:
-        write = self._may_expire(agent_id)
-        with self.store.transaction(write=write) as tx:
-            state = self._agent(tx, agent_id)
-            if write:
-                self._expire(tx, state, self.clock())
-            items: list[PendingItem] = []
-            for row in tx.pending_actions(agent_id):
-                action: PendingAction = {
-                    "action_id": row.action_id,
-                    "tool": row.tool,
-                    "input": row.to_dict()["input"],
-                    "cost": row.cost,
-                }
-                if row.approval_reason is not None:
-                    action["approval_reason"] = row.approval_reason
-                items.append(
-                    {
-                        "requested_at": format_timestamp(row.requested_at),
-                        "seq": row.requested_seq,
-                        "action": action,
-                    }
-                )
-            return items
-
-    def _may_expire(self, agent_id: str) -> bool:
-        with self.store.transaction(write=False) as tx:
-            state = self._agent(tx, agent_id)
-            return bool(state.actions_pending) and _has_ttl(state.policy)
-
-    def log(self, agent_id: str, after: int | None = None, limit: int | None = None) -> LogPage:
-        if limit is None:
-            limit = _LOG_LIMIT_DEFAULT
-        if not isinstance(limit, int) or not 1 <= limit <= _LOG_LIMIT_MAX:
-            raise InvalidInput(f"limit must be 1-{_LOG_LIMIT_MAX}")
-        if after is not None and (
-            not isinstance(after, int) or isinstance(after, bool) or not -(2**63) <= after < 2**63
-        ):
-            raise InvalidInput("after must be a sequence number")
-        with self.store.transaction(write=False) as tx:
-            self._exists(tx, agent_id)
-            records = tx.records(agent_id, after=after, limit=limit)
-            seq, digest = tx.head(agent_id) or (-1, "")
-            return {"records": [r.to_dict() for r in records], "head": {"seq": seq, "hash": digest}}
-
-    def checkpoint(self, agent_id: str) -> str:
-        """The agent's head as ``seq:hash``: publish it where the guard's host can't rewrite it."""
-        return str(Checkpoint(**self.status(agent_id)["head"]))
-
-    def verify(
-        self, agent_id: str, checkpoint: str | None = None, *, public_key: Any = None
-    ) -> Verification:
-        """Check the agent's whole chain: Lineage's ``/verify`` answer.
-
-        Signatures are checked under ``public_key``, else the store's pinned key, else the key
-        the ledger names; ``checkpoint`` (``seq:hash``) must be a record of the chain, which
-        catches a ledger cut short behind it.
-        """
-        point = None
-        if checkpoint is not None:
-            try:
-                point = Checkpoint.parse(checkpoint)
-            except ValueError as exc:
-                raise InvalidInput(str(exc)) from None
-        with self.store.transaction(write=False) as tx:
-            self._exists(tx, agent_id)
-        trusted = public_key_hex(public_key) if public_key is not None else None
-        check = ChainCheck(trusted or self.store.trusted_key, point)
-        last = None
-        for record in self.store.iter_records(agent_id):
-            problem = check.check(record)
-            if problem is not None:
-                return {
-                    "ok": False,
-                    "records": check.count + 1,
-                    "failure": check.failure(record, problem),
-                }
-            last = record
-        failure = check.finish()
-        if failure is not None or last is None:
-            return {
-                "ok": False,
-                "records": check.count,
-                "failure": failure or {"line": 0, "seq": None, "reason": "empty log"},
-            }
-        head: Head = {"seq": last.seq, "hash": last.hash}
-        return {"ok": True, "records": check.count, "public_key": check.public_key, "head": head}
-
-    # -- backend role (guardkit) ---------------------------------------------------------------
-
-    def consume(
-        self,
-        agent_id: str,
-        action_id: str,
-        tool: str,
-        input: Any,
-        cost: Any = None,
-        *,
-        by: str = "backend",
-    ) -> ConsumedAction:
-        """What a bank or deploy system checks before acting: succeeds once per allowed action.
-
-        The action must be allowed (or completed), for this ``tool``, with a recorded input equal
-        to ``input`` field for field (and, if given, the same ``cost``). The consumption is a
-        ledger record (``action_consumed``, guardkit's), so it can't be undone by deleting a row.
-        """
-        number = _action_number(action_id)
-        _check_text(by, "by")
-        input_json = self._input_json({} if input is None else input)
-        declared = limits.check_cost(cost)
-        now = self.clock()
-        with self.store.transaction() as tx:
-            state = self._agent(tx, agent_id)
-            row = tx.get_action(agent_id, number)
-            if row is None:
-                raise UnknownAction(f"unknown action {action_id!r}")
-            if row.status not in (_ALLOWED, _COMPLETED):
-                raise InvalidState(f"action {action_id} is {row.status}, not allowed")
-            if row.tool != tool:
-                raise ConsumeMismatch(f"action {action_id} is for tool {row.tool!r}, not {tool!r}")
-            if row.input_json != input_json:
-                raise ConsumeMismatch(f"input differs from what action {action_id} recorded")
-            if declared is not None and declared != row.cost:
-                raise ConsumeMismatch(f"cost {declared} differs from the recorded {row.cost}")
-            if tx.consumed(agent_id, number):
-                raise AlreadyConsumed(f"action {action_id} was already consumed")
-            tx.append(
-                state, "action_consumed", {"action_id": action_id, "by": by}, now, action=number
-            )
-            return ConsumedAction(**row.to_dict(), consumed=True)
-
-    # -- opening -------------------------------------------------------------------------------
-
-    def check_ledgers(self) -> dict[str, str]:
-        """Verify every agent's ledger on open; quarantine the ones that fail.
-
-        Raises ``StoreError`` at once when the pinned key signed none of the ledgers (the wrong
-        key was given). Repairs a missing termination record as Lineage does (by
-        ``guard (replay)``).
-        """
-        with self.store.transaction(write=False) as tx:
-            agent_ids = tx.agent_ids()
-            keys = {tx.public_key(agent_id) for agent_id in agent_ids}
-            orphans = tx.ledger_ids() - set(agent_ids)
-        self._check_pinned_key(keys)
-        for agent_id in sorted(orphans):
-            self.store.quarantine(
-                agent_id,
-                f"the ledger of {agent_id!r} has no row in the agents table: it was deleted or "
-                "renamed behind the guard's back",
-            )
-        for agent_id in agent_ids:
-            try:
-                with self.store.transaction(write=False) as tx:
-                    missing = missing_termination(tx.agent(agent_id))
-            except (LedgerTampered, NotFound):
-                continue
-            if missing is not None:
-                self._repair(agent_id, missing)
-        return dict(self.quarantined)
-
-    def _check_pinned_key(self, keys: set[str | None]) -> None:
-        trusted = self.store.trusted_key
-        if trusted is None or not keys or trusted in keys:
-            return
-        found = ", ".join(sorted(fingerprint(k) for k in keys))
-        raise StoreError(
-            f"store {self.store.location}: its ledgers are signed by {found}, but this guard "
-            f"trusts key {fingerprint(trusted)} (its signing key or public_key=), which signed "
-            "none of them: open the store with the key that signed them (a server's "
-            "keys/audit.key), or they were re-signed by someone else"
-        )
-
-    def _repair(self, agent_id: str, missing: str) -> None:
-        try:
-            with self.store.transaction() as tx:
-                state = tx.agent(agent_id)
-                if missing_termination(state) is not None:
-                    self._terminate(tx, state, missing, "guard (replay)", self.clock())
-        except LedgerTampered:
-            return
-        except StoreError as exc:  # a read-only file, or a signed ledger opened without its key
-            self.store.quarantine(
-                agent_id,
-                f"ledger of {agent_id!r} needs a termination record: {missing} "
-                f"(not repaired: {exc.message})",
-            )
-
-    # -- helpers -------------------------------------------------------------------------------
-
-    def _agent(self, tx: Transaction, agent_id: str) -> AgentState:
-        if not isinstance(agent_id, str):
-            raise InvalidInput("agent ids are strings")
-        return tx.agent(agent_id)
-
-    @staticmethod
-    def _exists(tx: Transaction, agent_id: str) -> None:
-        """Reads of the ledger itself work for a quarantined agent too."""
-        if not isinstance(agent_id, str) or not tx.agent_exists(agent_id):
-            raise NotFound(f"unknown agent {agent_id!r}")
-
     def _status(self, tx: Transaction, state: AgentState) -> AgentStatus:
         return {
             "agent_id": state.agent_id,
@@ -921,44 +669,3 @@ class Engine:
             listeners = list(self._listeners)
         for callback in listeners:
             callback()
-
-
-def _has_ttl(policy: Policy) -> bool:
-    return policy.approval_ttl is not None or any(r.approval_ttl for r in policy.tools.values())
-
-
-def _severity(value: Any) -> Severity:
-    try:
-        return Severity(value)
-    except ValueError:
-        raise InvalidInput("severity must be minor, moderate, severe or fatal") from None
-
-
-def _check_text(value: Any, name: str, *, allow_empty: bool = False) -> None:
-    if not isinstance(value, str) or (not allow_empty and not value.strip()):
-        raise InvalidInput(f"{name} must be a non-empty string")
-    if len(value) > 10_000:
-        raise InvalidInput(f"{name} is longer than 10000 characters")
-    problem = text_problem(value)
-    if problem is not None:
-        raise InvalidInput(f"{name} {problem}")
-
-
-def _check_reason(reason: Any, what: str) -> None:
-    if not isinstance(reason, dict) or not isinstance(reason.get("code"), str):
-        raise InvalidInput(f"{what} is an object with a string code")
-
-
-def _text(detail: str) -> str:
-    """JSON text of an outcome's detail (usually empty, often repeated)."""
-    return json_str(detail) if len(detail) < 200 else json_str.__wrapped__(detail)
-
-
-def _check_tool(tool: Any) -> None:
-    if not isinstance(tool, str) or not 1 <= len(tool) <= 128:
-        raise InvalidInput("tool names are strings of 1-128 characters")
-    problem = text_problem(tool)
-    if problem is not None:
-        raise InvalidInput(f"tool name {problem}")
-    if tool == SPAWN_TOOL:
-        raise InvalidInput(f"{SPAWN_TOOL!r} is the guard's own record of a spawn: use spawn()")

@@ -40,7 +40,7 @@ from guardkit.engine import DEFAULT_MAX_INPUT_BYTES, Engine
 from guardkit.errors import AgentExists, ApprovalTimeout
 from guardkit.policy import Policy, load_policy
 from guardkit.protocols import IdempotencyStore
-from guardkit.store import Store, open_store
+from guardkit.store import Store, Witness, open_store
 from guardkit.store.export import write_jsonl
 
 __all__ = ["Guard", "LocalAgent"]
@@ -62,6 +62,11 @@ class Guard:
     store). With a pinned key, a ledger signed by any other key (or by none) is refused at open,
     and a store whose ledgers the key signed none of raises ``StoreError`` naming both keys'
     fingerprints.
+
+    ``witness``: every commit's heads also go outside the database, by default to the file
+    ``<db>.witness`` beside it; a ledger behind its witness (cut short, or an older copy of the
+    file restored) is quarantined. A path or any ``guardkit.store.Witness`` puts it elsewhere;
+    None turns it off. See ``docs/guard.md``.
     """
 
     def __init__(
@@ -71,12 +76,17 @@ class Guard:
         signing_key: Any = None,
         public_key: Any = None,
         durability: str = "full",
+        witness: str | Witness | None = "auto",
         clock: Callable[[], float] = time.time,
         max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
     ) -> None:
         target = os.fspath(store) if isinstance(store, os.PathLike) else store
         self.store = open_store(
-            target, signing_key=signing_key, public_key=public_key, durability=durability
+            target,
+            signing_key=signing_key,
+            public_key=public_key,
+            durability=durability,
+            witness=witness,
         )
         self.engine = Engine(self.store, clock=clock, max_input_bytes=max_input_bytes)
         try:

@@ -10,6 +10,7 @@ from guardkit.store.base import Store, Transaction
 from guardkit.store.chain import Checkpoint, Record, Signer, fingerprint
 from guardkit.store.export import verify_export
 from guardkit.store.state import ActionRow, AgentState
+from guardkit.store.witness import FileWitness, Witness
 
 __all__ = [
     "ActionRow",
@@ -21,6 +22,8 @@ __all__ = [
     "Store",
     "StoreError",
     "Transaction",
+    "FileWitness",
+    "Witness",
     "fingerprint",
     "open_store",
     "verify_export",
@@ -33,12 +36,18 @@ def open_store(
     signing_key: Any = None,
     public_key: Any = None,
     durability: str = "full",
+    witness: str | Witness | None = "auto",
 ) -> Store:
     """Open ``":memory:"`` (in-process), a SQLite path, ``sqlite:///PATH`` or ``postgresql://``.
 
     ``signing_key`` signs new records and pins its own public key; ``public_key`` (hex, raw
     bytes or a file holding the hex) pins a key without signing: every ledger must then be
     signed by it, and one signed by any other key is quarantined when it is opened.
+
+    ``witness`` is where every commit's heads also go, outside the database (see
+    ``guardkit.store.witness``): ``"auto"`` is the file ``<db>.witness`` beside a SQLite file
+    (none in memory or on PostgreSQL), a path puts it elsewhere, any ``Witness`` publishes it
+    your way, None turns it off (to audit a store whose witness is gone).
     """
     if isinstance(url, Store):
         return url
@@ -50,7 +59,8 @@ def open_store(
             raise StoreError(
                 "the PostgreSQL store needs psycopg: pip install 'guardkit[postgres]'"
             ) from exc
-        store: Store = PostgresStore(url, signer=signer, public_key=public_key)
+        pg_witness = None if witness == "auto" else witness
+        store: Store = PostgresStore(url, signer=signer, public_key=public_key, witness=pg_witness)
         return store
     if url == ":memory:":
         from guardkit.store.memory import MemoryStore
@@ -61,4 +71,6 @@ def open_store(
     # sqlite:///:memory: is SQLite's own in-memory database; sqlite:///relative.db and
     # sqlite:////absolute/path.db are spelt as SQLAlchemy spells them.
     path = url.removeprefix("sqlite:///")
-    return SQLiteStore(path, signer=signer, public_key=public_key, durability=durability)
+    return SQLiteStore(
+        path, signer=signer, public_key=public_key, durability=durability, witness=witness
+    )

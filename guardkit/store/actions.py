@@ -73,15 +73,21 @@ def read_action(tx: Transaction, state: AgentState, number: int) -> ActionRow:
 def _checked_record(
     tx: Transaction, state: AgentState, seq: int, number: int
 ) -> tuple[Record, Any]:
+    """Record ``seq``, checked on its own and with its links: its ``prev_hash`` is its
+    predecessor's hash, and its hash is its successor's ``prev_hash`` (or, for the newest
+    record, the head this guard verified), so one record re-hashed in place is caught."""
     who = state.agent_id
-    found = [
-        (record, requested)
-        for agent_id, record, requested in tx._records
-        if agent_id == who and record.seq == seq
-    ] or tx._read_rows(who, seq - 1, 1)  # written by this transaction, or before
-    problem = "it is missing"
-    if found and found[0][0].seq == seq:
-        record = found[0][0]
+    unwritten = {record.seq: record for agent_id, record, _ in tx._records if agent_id == who}
+    record = unwritten.get(seq)
+    problem = ""
+    if record is None:  # written before this transaction: read it with its neighbours
+        near = {r.seq: r for r, _ in tx._read_rows(who, seq - 2, 3)} | unwritten
+        record = near.get(seq)
+        if record is None:
+            problem = "it is missing"
+        else:
+            problem = _broken_link(record, near.get(seq - 1), near.get(seq + 1), state) or ""
+    if record is not None and not problem:
         problem = check_record(record, state.public_key) or ""
         if not problem and record.actor != who:
             problem = "it is not a record of this ledger"
@@ -91,6 +97,21 @@ def _checked_record(
                 return record, payload
             problem = f"it is not about act-{number}"
     raise LedgerInvalid(f"record {seq} of {who!r} (act-{number}) does not verify: {problem}")
+
+
+def _broken_link(
+    record: Record, before: Record | None, after: Record | None, state: AgentState
+) -> str | None:
+    if before is None or before.hash != record.prev_hash:
+        return "its prev_hash is not the hash of the record before it"
+    if after is not None:
+        if after.prev_hash != record.hash:
+            return "the record after it does not follow it (prev_hash)"
+    elif record.seq != state.head_seq:
+        return "the record after it is missing"
+    elif record.hash != state.head_hash:
+        return "it is not the head this guard verified"
+    return None
 
 
 def _find_request(tx: Transaction, state: AgentState, number: int) -> int:

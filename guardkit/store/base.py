@@ -43,6 +43,7 @@ from guardkit.store.state import (
     ActionRow,
     AgentState,
 )
+from guardkit.store.witness import Entry, FileWitness, Head, Witness
 
 __all__ = ["ActionRow", "AgentState", "Store", "Transaction"]
 
@@ -82,6 +83,12 @@ class Store(abc.ABC):
         #: Recently used action rows, verified.
         self.actions: dict[tuple[str, int], ActionRow] = {}
         self.seals = Seals(signer)
+        #: Where every commit's new heads go (``guardkit.store.witness``); None: nowhere.
+        self.witness: Witness | None = None
+        #: Whether a witness append is made durable before the caller is answered.
+        self.sync_witness = True
+        #: The witnessed head each agent was last checked against, and the head it was then.
+        self.witness_checked: dict[str, tuple[Head, int, str]] = {}
         self._agent_locks: dict[str, threading.Lock] = {}
         self._locks_lock = threading.Lock()
 
@@ -91,6 +98,45 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def close(self) -> None: ...
+
+    def open_witness(self, tx: Transaction, witness: str | Witness | None) -> None:
+        """Attach the witness (a file path, or any ``Witness``) in the store's opening write
+        transaction: a file this store had must still be there, and no shorter than it was."""
+        if witness is None:
+            return
+        if isinstance(witness, Witness):
+            self.witness = witness
+        else:
+            size = tx.get_meta("witness_size")
+            self.witness = FileWitness(
+                witness, existed=tx.get_meta("witness") is not None, size=int(size or 0)
+            )
+        try:
+            tx.set_meta("witness", self.witness.location)
+            tx.set_meta("witness_size", str(self.witness.size))
+        except BaseException:
+            self.close_witness()
+            raise
+
+    def close_witness(self) -> None:
+        if self.witness is not None:
+            self.witness.close()
+            self.witness = None
+
+    def catch_up_witness(self) -> None:
+        """Witness the heads a crash left unwitnessed (committed, never answered), and the
+        ledgers of a store that had no witness before; called once every agent is verified."""
+        witness = self.witness
+        if witness is None:
+            return
+        lagging: list[Entry] = [
+            (agent_id, state.head_seq, state.head_hash, None)
+            for agent_id, state in self.states.items()
+            if agent_id not in self.quarantined
+            and ((seen := witness.heads.get(agent_id)) is None or seen.seq < state.head_seq)
+        ]
+        if lagging:
+            witness.append(lagging, sync=True)
 
     def iter_records(self, agent_id: str, batch: int = _BATCH) -> Iterator[Record]:
         after: int | None = None
@@ -138,6 +184,7 @@ class Transaction(abc.ABC):
         "_records",
         "_stamp",
         "_touched",
+        "_witnessing",
         "changes",
         "store",
         "write",
@@ -154,6 +201,8 @@ class Transaction(abc.ABC):
         # so made when first needed.
         self._held: list[threading.Lock] | None = None
         self._building: set[str] | None = None
+        # The heads this transaction wrote, for the witness once it commits.
+        self._witnessing: list[Entry] | None = None
         #: Writes so far (group commit uses it to tell a clean failure from a dirty one).
         self.changes = 0
         # Every record of one operation shares its clock reading; format it once.
@@ -199,7 +248,9 @@ class Transaction(abc.ABC):
     ) -> AgentState:
         """The verified state as of ``head`` (the database's newest record of the agent)."""
         if head is None:
-            if state is not None:
+            witness = self.store.witness
+            seen = None if witness is None else witness.heads.get(agent_id)
+            if state is not None or seen is not None:
                 raise self.store.quarantine(
                     agent_id, f"the records of agent {agent_id!r} were deleted"
                 )
@@ -209,11 +260,45 @@ class Transaction(abc.ABC):
                 state = self._rebuild(agent_id)
             elif head != (state.head_seq, state.head_hash):
                 self._catch_up(state, head)
+            if self.store.witness is not None:
+                self._witnessed(state)
         except LedgerInvalid as exc:
             raise self.store.quarantine(agent_id, str(exc)) from None
         self._checked(agent_id)
         self.store.states[agent_id] = state
         return state
+
+    def _witnessed(self, state: AgentState) -> None:
+        """Check the verified state against the newest head the witness saw for the agent.
+
+        The witness was read before this transaction's snapshot began (a line is appended only
+        after its commit), so what it saw is never newer than what the snapshot holds.
+        """
+        store, who = self.store, state.agent_id
+        witness = store.witness
+        assert witness is not None
+        seen = witness.heads.get(who)
+        if seen is None:
+            return
+        checked = (seen, state.head_seq, state.head_hash)
+        if store.witness_checked.get(who) == checked:
+            return
+        digest: str | None = state.head_hash
+        if seen.seq < state.head_seq:
+            rows = self._read_rows(who, seen.seq - 1, 1)
+            digest = rows[0][0].hash if rows and rows[0][0].seq == seen.seq else None
+        elif seen.seq > state.head_seq:
+            raise LedgerInvalid(
+                f"the ledger of {who!r} ends at seq {state.head_seq}, but its witness "
+                f"{witness.location} saw seq {seen.seq} with hash {seen.hash}: records were cut "
+                "off, or an older copy of the database was restored"
+            )
+        if digest != seen.hash:
+            raise LedgerInvalid(
+                f"the record at seq {seen.seq} of {who!r} has hash {digest}, but its witness "
+                f"{witness.location} saw hash {seen.hash} there: the ledger was rewritten"
+            )
+        store.witness_checked[who] = checked
 
     def _rebuild(self, agent_id: str) -> AgentState:
         """Replay the agent's whole ledger and check its row against it."""
@@ -394,11 +479,9 @@ class Transaction(abc.ABC):
         return [row for row in rows if row is not None]
 
     def consumed(self, agent_id: str, number: int) -> bool:
-        """Whether a backend consumed the action (ledger, or a consumption before schema 2)."""
+        """Whether a backend consumed the action: its ledger says so, nothing else does."""
         state = self.agent(agent_id)
-        if 0 < number < len(state.statuses) and state.statuses[number] & CONSUMED:
-            return True
-        return self._legacy_consumed(agent_id, f"act-{number}")
+        return 0 < number < len(state.statuses) and bool(state.statuses[number] & CONSUMED)
 
     def records(
         self, agent_id: str, after: int | None = None, limit: int | None = None
@@ -448,6 +531,9 @@ class Transaction(abc.ABC):
         """Write everything this transaction changed (called just before commit)."""
         if self._records:
             self._write_records(self._records)
+            if self.store.witness is not None:
+                heads = {agent_id: record for agent_id, record, _ in self._records}
+                self._witnessing = [(a, r.seq, r.hash, r.signature) for a, r in heads.items()]
             self._records = []
 
     def committed(self) -> None:
@@ -456,6 +542,18 @@ class Transaction(abc.ABC):
             state.dirty = False
         if self._held:
             self._release()
+        if self._witnessing:
+            witness = self.store.witness
+            assert witness is not None
+            # Written under the writer lock, in commit order; made durable by ``witnessed``.
+            witness.append(self._witnessing, sync=False)
+
+    def witnessed(self) -> None:
+        """Make this commit's witness lines durable (``durability="full"``) before the caller
+        is answered; a backend calls it once its writer lock is released."""
+        if self._witnessing and self.store.sync_witness:
+            assert self.store.witness is not None
+            self.store.witness.sync()
 
     def aborted(self) -> None:
         """The transaction rolled back: forget every state and action it changed in memory."""
@@ -519,9 +617,6 @@ class Transaction(abc.ABC):
     @abc.abstractmethod
     def _write_records(self, records: list[tuple[str, Record, int]]) -> None:
         """Insert ``(agent_id, record, requests counted up to it)`` rows."""
-
-    @abc.abstractmethod
-    def _legacy_consumed(self, agent_id: str, action_id: str) -> bool: ...
 
     @abc.abstractmethod
     def get_meta(self, key: str) -> str | None: ...

@@ -142,9 +142,6 @@ class _MemoryTransaction(Transaction):
         rows = self._t.records.get(agent_id, [])
         return rows[seq][1] if 0 <= seq < len(rows) else None
 
-    def _legacy_consumed(self, agent_id: str, action_id: str) -> bool:
-        return False  # consumptions live in the ledger only
-
     # -- meta and idempotency --------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:

@@ -26,6 +26,7 @@ from guardkit.store.base import Store, Transaction
 from guardkit.store.chain import GENESIS_PREV, Signer
 from guardkit.store.schema import POSTGRES
 from guardkit.store.sql import SQLTransaction, Statements
+from guardkit.store.witness import Witness
 
 __all__ = ["PostgresStore"]
 
@@ -48,7 +49,12 @@ def _redact(url: str) -> str:
 
 
 class PostgresStore(Store):
-    """``PostgresStore("postgresql://user:pass@host/db")``; ``pool_size`` connections at most."""
+    """``PostgresStore("postgresql://user:pass@host/db")``; ``pool_size`` connections at most.
+
+    ``witness`` (a file path on a disk the database host cannot write, or any ``Witness``)
+    receives every commit's heads; none by default, since a database server has no file beside
+    it that its clients share.
+    """
 
     parallel_writers = True
 
@@ -59,6 +65,7 @@ class PostgresStore(Store):
         signer: Signer | None = None,
         public_key: Any = None,
         pool_size: int = 8,
+        witness: str | Witness | None = None,
     ) -> None:
         super().__init__(signer, public_key=public_key)
         self.url = url
@@ -70,6 +77,7 @@ class PostgresStore(Store):
             assert isinstance(tx, _PgTransaction)
             tx.cur.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_SCHEMA,))
             self.schema_found = tx.upgrade()
+            self.open_witness(tx, witness)
 
     def _connect(self) -> psycopg.Connection[Any]:
         try:
@@ -83,6 +91,8 @@ class PostgresStore(Store):
         conn: psycopg.Connection[Any] | None = None
         try:
             with translate_errors(self.location):
+                if self.witness is not None:
+                    self.witness.refresh()  # before the snapshot: see Transaction._witnessed
                 conn = self._connect()
                 with conn.cursor() as cur:
                     tx = _PgTransaction(self, cur, write=write)
@@ -98,6 +108,7 @@ class PostgresStore(Store):
                         raise
                     else:
                         tx.committed()
+                        tx.witnessed()
         finally:
             if conn is not None and not conn.closed and not conn.broken and not self._closed:
                 self._pool.put(conn)
@@ -107,6 +118,7 @@ class PostgresStore(Store):
 
     def close(self) -> None:
         self._closed = True
+        self.close_witness()
         while True:
             try:
                 self._pool.get_nowait().close()

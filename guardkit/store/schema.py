@@ -7,6 +7,9 @@ ledger), ``records`` is the ledger with a ``requested`` column (how many actions
 up to each record: the store's way to find an action's request without an index), and
 idempotency records carry a seal. Schema 1's materialised state (the agents' state columns and
 the ``actions`` table) is dropped: it is rebuilt from the ledger, which is what it always was.
+Schema 3 has no ``consumptions`` table: schemas 1 and 2 kept consumptions made before schema 2
+there, trusted as they stood; upgrading turns each into an ``action_consumed`` ledger record
+(``by: "migration"``, see ``SQLTransaction.upgrade``) and drops the table.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from guardkit.errors import StoreError
 
 __all__ = ["SCHEMA_VERSION", "Dialect", "POSTGRES", "SQLITE", "upgrade"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Counts the requests up to every record (schema 1 -> 2); the same SQL on both databases.
 _FILL_REQUESTED = (
@@ -68,9 +71,6 @@ SQLITE = Dialect(
         "timestamp TEXT NOT NULL, actor TEXT NOT NULL, kind TEXT NOT NULL, payload TEXT NOT NULL, "
         "prev_hash TEXT NOT NULL, hash TEXT NOT NULL, signature TEXT, requested INTEGER NOT NULL, "
         "PRIMARY KEY (agent_id, seq)) WITHOUT ROWID",
-        "CREATE TABLE IF NOT EXISTS consumptions (agent_id TEXT NOT NULL, action_id TEXT NOT NULL, "
-        "consumed_by TEXT NOT NULL, consumed_at REAL NOT NULL, "
-        "PRIMARY KEY (agent_id, action_id)) WITHOUT ROWID",
         "CREATE TABLE IF NOT EXISTS idempotency (key TEXT PRIMARY KEY, status TEXT NOT NULL, "
         "payload_hash TEXT NOT NULL, owner TEXT NOT NULL, lease_expires REAL NOT NULL, "
         "expires_at REAL, result TEXT, action_id TEXT, agent_id TEXT, seal TEXT)",
@@ -90,9 +90,6 @@ POSTGRES = Dialect(
         "timestamp TEXT NOT NULL, actor TEXT NOT NULL, kind TEXT NOT NULL, payload TEXT NOT NULL, "
         "prev_hash TEXT NOT NULL, hash TEXT NOT NULL, signature TEXT, "
         "requested BIGINT NOT NULL, PRIMARY KEY (agent_id, seq))",
-        "CREATE TABLE IF NOT EXISTS consumptions (agent_id TEXT NOT NULL, action_id TEXT NOT NULL, "
-        "consumed_by TEXT NOT NULL, consumed_at DOUBLE PRECISION NOT NULL, "
-        "PRIMARY KEY (agent_id, action_id))",
         "CREATE TABLE IF NOT EXISTS idempotency (key TEXT PRIMARY KEY, status TEXT NOT NULL, "
         "payload_hash TEXT NOT NULL, owner TEXT NOT NULL, "
         "lease_expires DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION, result TEXT, "

@@ -10,15 +10,17 @@ its cached state is current.
 from __future__ import annotations
 
 import abc
+import time
 from collections.abc import Sequence
 from typing import Any
 
-from guardkit.errors import AgentExists
+from guardkit.errors import AgentExists, LedgerTampered, NotFound
 from guardkit.protocols import IdemRecord
 from guardkit.store.base import Store, Transaction
 from guardkit.store.chain import GENESIS_PREV, Record
 from guardkit.store.schema import Dialect, upgrade
 from guardkit.store.seals import IDEM_FIELDS, idem_values
+from guardkit.store.state import ALLOWED, COMPLETED, CONSUMED
 
 __all__ = ["SQLTransaction", "Statements"]
 
@@ -55,7 +57,6 @@ class Statements:
             f"INSERT INTO records ({_RECORD}, agent_id, requested) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         )
-        self.legacy_consumed = q("SELECT 1 FROM consumptions WHERE agent_id = ? AND action_id = ?")
         self.get_meta = q("SELECT value FROM meta WHERE key = ?")
         self.set_meta = q(
             "INSERT INTO meta (key, value) VALUES (?, ?) "
@@ -149,9 +150,6 @@ class SQLTransaction(Transaction):
             [(*record, agent_id, requested) for agent_id, record, requested in records],
         )
 
-    def _legacy_consumed(self, agent_id: str, action_id: str) -> bool:
-        return self._one(self.q.legacy_consumed, (agent_id, action_id)) is not None
-
     def get_meta(self, key: str) -> str | None:
         row = self._one(self.q.get_meta, (key,))
         return None if row is None else str(row[0])
@@ -174,7 +172,35 @@ class SQLTransaction(Transaction):
 
     def upgrade(self) -> int:
         """Create or upgrade the schema (in this write transaction); returns the old version."""
-        return upgrade(self.q.dialect, self._run, self._one, self._reseal)
+        found = upgrade(self.q.dialect, self._run, self._one, self._reseal)
+        if found < 3 and self._one(self.q.dialect.has_table, ("consumptions",)) is not None:
+            self._ledger_consumptions()
+        return found
+
+    def _ledger_consumptions(self) -> None:
+        """Schemas 1-2 -> 3: each consumption of the legacy table becomes an ``action_consumed``
+        record (``by: "migration"``) of its agent's ledger, in this transaction; the table goes.
+
+        A row whose action its ledger does not show allowed (or already shows consumed) is not
+        a consumption a guard recorded: it is dropped with the table.
+        """
+        now = time.time()
+        rows = self._all(
+            "SELECT agent_id, action_id FROM consumptions ORDER BY agent_id, action_id"
+        )
+        for agent_id, action_id in rows:
+            try:
+                state = self.agent(agent_id)
+            except (NotFound, LedgerTampered):
+                continue
+            number = int(action_id[4:]) if action_id[4:].isdigit() else 0
+            code = state.statuses[number] if 0 < number < len(state.statuses) else 0
+            if code & 7 in (ALLOWED, COMPLETED) and not code & CONSUMED:
+                payload = {"action_id": action_id, "by": "migration"}
+                self.append(state, "action_consumed", payload, now, action=number)
+        self._run("DROP TABLE consumptions")
+        # Verified before the store's witness was attached: checked again, against it, at open.
+        self.store.states.clear()
 
     def _reseal(self) -> None:
         seals = self.store.seals

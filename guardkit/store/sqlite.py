@@ -26,6 +26,7 @@ from guardkit.store.base import Store
 from guardkit.store.chain import Signer
 from guardkit.store.schema import SQLITE
 from guardkit.store.sql import SQLTransaction, Statements
+from guardkit.store.witness import FileWitness, Witness
 
 __all__ = ["SQLiteStore"]
 
@@ -46,6 +47,8 @@ class SQLiteStore(Store):
 
     ``durability="full"`` (default) fsyncs every commit (``synchronous=FULL``: power-loss safe);
     ``"normal"`` survives a process crash but may lose the last commits on a power cut.
+    ``witness``: where every commit's heads also go (``guardkit.store.witness``): by default the
+    file ``<db>.witness`` beside the database, another path, any ``Witness``, or None (none).
     """
 
     def __init__(
@@ -55,12 +58,16 @@ class SQLiteStore(Store):
         signer: Signer | None = None,
         public_key: Any = None,
         durability: str = "full",
+        witness: str | Witness | None = "auto",
     ) -> None:
         super().__init__(signer, public_key=public_key)
         if durability not in ("full", "normal"):
             raise ValueError("durability must be 'full' or 'normal'")
         self.location = path
         self._memory = path == ":memory:" or path.startswith("file::memory:")
+        if witness == "auto":
+            witness = None if self._memory else path + ".witness"
+        self.sync_witness = durability == "full"
         self._mutex = threading.RLock()
         self._lock_fd: int | None = None
         #: ``PRAGMA data_version`` at which each cached agent was last reconciled.
@@ -82,7 +89,11 @@ class SQLiteStore(Store):
                 with self.transaction() as tx:
                     assert isinstance(tx, SQLTransaction)
                     self.schema_found = tx.upgrade()
+                    self.open_witness(tx, witness)
+            if isinstance(self.witness, FileWitness) and self._lock_fd is not None:
+                self.witness.exclusive = True  # appended under the flock, after a refresh
         except BaseException:
+            self.close_witness()
             # A file that is not a database (or is locked, or unreadable) must not leak the
             # connection and the lock file's descriptor: a server retrying the open would.
             if getattr(self, "_conn", None) is not None:
@@ -98,6 +109,7 @@ class SQLiteStore(Store):
     def close(self) -> None:
         with self._mutex:
             self._conn.close()
+            self.close_witness()
             if self._lock_fd is not None:
                 os.close(self._lock_fd)
                 self._lock_fd = None
@@ -121,6 +133,8 @@ class _SQLiteTransaction(SQLTransaction):
         try:
             if self._locked:
                 fcntl.flock(store._lock_fd, fcntl.LOCK_EX)  # type: ignore[arg-type]
+            if store.witness is not None:
+                store.witness.refresh()  # before the snapshot: see Transaction._witnessed
             self._cur.execute("BEGIN IMMEDIATE" if self.write else "BEGIN")
             self._version = self._cur.execute("PRAGMA data_version").fetchone()[0]
         except (sqlite3.Error, OSError) as exc:
@@ -148,6 +162,8 @@ class _SQLiteTransaction(SQLTransaction):
                 self._abort()
         finally:
             self._unlock()
+        # Made durable once the next writer may go on: its commit overlaps this fsync.
+        self.witnessed()
 
     def _abort(self) -> None:
         self.aborted()

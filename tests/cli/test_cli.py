@@ -234,8 +234,13 @@ def test_checkpoint_and_verify_against_it_and_a_pinned_key(tmp_path) -> None:
     # Cut the ledger short: still a whole chain, but not the one that was published.
     with contextlib.closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("DELETE FROM records WHERE agent_id = 'bot' AND seq >= 2")
-    assert guardkit("verify", "bot", "--db", db).returncode == 0
-    cut = guardkit("verify", "bot", "--db", db, "--checkpoint", published, "--json")
+    behind = guardkit("verify", "bot", "--db", db, "--json")  # its witness saw seq 3
+    assert behind.returncode == 1
+    assert "its witness saw seq 3" in json.loads(behind.stdout)["failure"]["reason"]
+    assert guardkit("verify", "bot", "--db", db, "--witness", "none").returncode == 0
+    cut = guardkit(
+        "verify", "bot", "--db", db, "--witness", "none", "--checkpoint", published, "--json"
+    )
     assert cut.returncode == 1
     assert "cut off" in json.loads(cut.stdout)["failure"]["reason"]
     assert guardkit("verify", "--db", db).returncode == 2  # neither an agent nor --file

@@ -310,6 +310,7 @@ class GuardMachine(RuleBasedStateMachine):
         copy = Path(self.dir) / "copy.db"
         with closing(sqlite3.connect(self.path)) as src, closing(sqlite3.connect(copy)) as dst:
             src.backup(dst)
+        shutil.copyfile(self.path + ".witness", str(copy) + ".witness")
         try:
             with closing(sqlite3.connect(copy)) as conn, conn:
                 table, key, column, old = data.draw(st.sampled_from(_cells(conn)), label="cell")

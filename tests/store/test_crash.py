@@ -1,16 +1,20 @@
 """kill -9 in the middle of writing: nothing a caller was told is lost, the ledger verifies and
 the state a reopened guard holds is exactly what the ledger replays to (LINEAGE §14: each append
-is durable before it returns)."""
+is durable before it returns), and the head witness holds no head the database lacks and none
+older than an answered decision."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
 import threading
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -84,6 +88,29 @@ def _run_and_kill(path: str, lines: int, seed: int) -> list[str]:
     return printed
 
 
+def _assert_witnessed(path: str, printed: list[str]) -> None:
+    """Before anything reopens the store: every head the witness holds is a committed record
+    (it never runs ahead of a commit), and every action the writer was told about is at or
+    behind the newest witnessed head (it never lags an answered commit)."""
+    lines = Path(path + ".witness").read_bytes().split(b"\n")
+    assert lines[0] == b"guardkit-witness v1"
+    heads = [json.loads(line) for line in lines[1:-1]]  # the last may be torn: no newline yet
+    with closing(sqlite3.connect(path)) as conn:
+        hashes = dict(conn.execute("SELECT seq, hash FROM records WHERE agent_id = 'bot'"))
+        allowed = {
+            json.loads(payload)["action_id"]: seq
+            for seq, payload in conn.execute(
+                "SELECT seq, payload FROM records WHERE agent_id = 'bot' "
+                "AND kind = 'action_allowed'"
+            )
+        }
+    ahead = [(seq, digest) for _, seq, digest, _ in heads if hashes.get(seq) != digest]
+    assert ahead == []
+    newest = max(seq for _, seq, _, _ in heads)
+    lagging = [a for a in printed if allowed[a] > newest]
+    assert lagging == []
+
+
 def _assert_consistent(guard: Guard, printed: list[str]) -> None:
     assert guard.quarantined == {}
     result = guard.verify("bot")
@@ -135,10 +162,12 @@ def _crash_twice(tmp_path: Path) -> None:
     first = 150 + rng.randrange(100)
     printed = _run_and_kill(path, first, rng.randrange(2**32))
     assert len(set(printed)) == first, f"seed {SEED}"
+    _assert_witnessed(path, printed)
     with Guard(path) as guard:
         _assert_consistent(guard, printed)
     # Crash again on the recovered file, then check that a new writer carries on normally.
     printed += _run_and_kill(path, 80 + rng.randrange(80), rng.randrange(2**32))
+    _assert_witnessed(path, printed)
     with Guard(path) as guard:
         _assert_consistent(guard, printed)
         decision = guard.agent("bot").request("work", {})

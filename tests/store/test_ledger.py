@@ -261,6 +261,8 @@ def test_tampering_quarantines_exactly_that_agent(db_path, raw_db, tamper, messa
 
 
 # -- truncation repair (LINEAGE §8) -----------------------------------------------------------
+# A log cut short behind a witness is quarantined (tests/store/test_witness.py); these stores
+# have none, as a Lineage log has none.
 
 
 def _truncate_termination(conn: sqlite3.Connection, agent_id: str) -> None:
@@ -290,14 +292,14 @@ def _spent_out(guard: Guard) -> str:
 
 @pytest.mark.parametrize("scenario", [_scarred_out, _spent_out], ids=["scar-limit", "budget"])
 def test_missing_termination_record_is_repaired_on_open(db_path, raw_db, scenario) -> None:
-    with Guard(db_path) as guard:
+    with Guard(db_path, witness=None) as guard:
         expected_reason = scenario(guard)
         agent_id = guard.agents()[0]["agent_id"]
         assert guard.status(agent_id)["alive"] is False
         guard.create_agent("bystander", POLICY)
     with raw_db(db_path) as conn:
         _truncate_termination(conn, agent_id)
-    with Guard(db_path) as guard:
+    with Guard(db_path, witness=None) as guard:
         assert guard.quarantined == {}
         status = guard.status(agent_id)
         assert status["alive"] is False
@@ -312,7 +314,7 @@ def test_missing_termination_record_is_repaired_on_open(db_path, raw_db, scenari
         assert denied["reason"]["code"] == "terminated"
         # Only the truncated ledger was touched.
         assert [r["kind"] for r in guard.log("bystander")["records"]] == ["genesis", "policy"]
-    with Guard(db_path) as guard:  # repaired once, not again on the next open
+    with Guard(db_path, witness=None) as guard:  # repaired once, not again on the next open
         records = guard.log(agent_id)["records"]
         assert sum(r["kind"] == "terminated" for r in records) == 1
         assert guard.quarantined == {}
@@ -320,11 +322,11 @@ def test_missing_termination_record_is_repaired_on_open(db_path, raw_db, scenari
 
 def test_signed_truncation_repair_is_signed(db_path, raw_db) -> None:
     key = Signer.generate_hex()
-    with Guard(db_path, signing_key=key) as guard:
+    with Guard(db_path, signing_key=key, witness=None) as guard:
         _spent_out(guard)
     with raw_db(db_path) as conn:
         _truncate_termination(conn, "spent")
-    with Guard(db_path, signing_key=key) as guard:
+    with Guard(db_path, signing_key=key, witness=None) as guard:
         assert guard.quarantined == {}
         assert guard.status("spent")["alive"] is False
         lines = export_lines(guard, "spent")
@@ -454,18 +456,18 @@ def test_truncated_signed_ledger_opened_without_its_key_is_quarantined_not_fatal
 ) -> None:
     """The repair needs the key; without it that agent is quarantined and the others work."""
     key = Signer.generate_hex()
-    with Guard(db_path, signing_key=key) as guard:
+    with Guard(db_path, signing_key=key, witness=None) as guard:
         _spent_out(guard)
-    with Guard(db_path) as guard:
+    with Guard(db_path, witness=None) as guard:
         guard.create_agent("unsigned", POLICY)
     with raw_db(db_path) as conn:
         _truncate_termination(conn, "spent")
-    with Guard(db_path) as guard:
+    with Guard(db_path, witness=None) as guard:
         assert set(guard.quarantined) == {"spent"}
         assert "termination record missing" in guard.quarantined["spent"]
         assert "not repaired" in guard.quarantined["spent"]
         assert guard.agent("unsigned").request("llm_turn", {})["decision"] == "allowed"
-    with Guard(db_path, signing_key=key) as guard:
+    with Guard(db_path, signing_key=key, witness=None) as guard:
         # The key pins itself: the unsigned ledger could be anyone's rewrite, so it is refused.
         assert set(guard.quarantined) == {"unsigned"}
         assert "unsigned" in guard.quarantined["unsigned"]

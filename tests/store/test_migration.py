@@ -54,13 +54,24 @@ def test_a_schema_1_database_upgrades_in_place_and_answers_the_same(v1_url: str)
         assert guard.store.schema_found == 1  # type: ignore[attr-defined]
         assert guard.quarantined == {}
         for agent_id, then in EXPECTED.items():
-            assert guard.status(agent_id) == then["status"]
+            log = guard.log(agent_id, limit=5000)["records"]
+            assert log[: len(then["log"])] == then["log"]
+            status = guard.status(agent_id)
+            assert {**status, "head": then["status"]["head"]} == then["status"]
+            assert status["head"]["seq"] == log[-1]["seq"]
             for action in then["actions"]:
                 assert guard.action(agent_id, action["action_id"]) == action
             assert guard.pending(agent_id) == then["pending"]
-            assert guard.log(agent_id, limit=5000)["records"] == then["log"]
             assert guard.verify(agent_id)["ok"] is True
-        # What schema 1 recorded outside the ledger still holds: a consumption, a stored result.
+        # Schema 1's consumption (a row of its own table) is now a ledger record...
+        (migrated,) = guard.log("bot", after=EXPECTED["bot"]["log"][-1]["seq"])["records"]
+        assert (migrated["kind"], migrated["payload"]) == (
+            "action_consumed",
+            {"action_id": "act-7", "by": "migration"},
+        )
+        assert all(
+            len(guard.log(a)["records"]) == len(EXPECTED[a]["log"]) for a in EXPECTED if a != "bot"
+        )
         with pytest.raises(AlreadyConsumed):
             guard.consume("bot", "act-7", "pay", PAYMENT)
         with guard.store.transaction(write=False) as tx:
@@ -102,6 +113,7 @@ def test_the_upgrade_drops_the_materialised_state(v1_url: str) -> None:
         }
     assert columns == {"agent_id", "parent_id", "policy", "public_key"}
     assert "actions" not in tables
+    assert "consumptions" not in tables  # now records of the ledger (see the test above)
     counts = raw("SELECT requested FROM records WHERE agent_id = 'bot' ORDER BY seq")
     assert counts[-1] == (len(EXPECTED["bot"]["actions"]),)
     assert [c for (c,) in counts] == sorted(c for (c,) in counts)

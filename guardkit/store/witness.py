@@ -1,0 +1,202 @@
+"""The head witness: every commit's new heads, kept outside the database.
+
+A hash chain proves order, not completeness: a ledger cut short, or an older copy of the whole
+file, is a whole chain too. So after every commit the store appends each changed agent's head
+(agent, seq, hash, and on a signed ledger its signature) to a witness the database does not
+hold: by default an append-only file beside it (``<db>.witness``), fsynced under
+``durability="full"``. A ledger whose head is behind its witness, or whose record at the
+witnessed seq carries another hash, is quarantined with both named.
+
+The witness is appended after the database commit and before the caller is answered, so it
+never runs ahead of a commit that did not happen, and a decision a caller was told about is
+always witnessed; a crash between the two leaves the database one commit ahead, which the next
+open witnesses. It defends against a host that can rewrite the database but not the witness;
+not against one that can rewrite both (then only a checkpoint published elsewhere helps).
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+import os
+from typing import NamedTuple
+
+from guardkit.errors import StoreError
+from guardkit.store.chain import json_str
+
+__all__ = ["Entry", "FileWitness", "Head", "Witness"]
+
+_HEADER = b"guardkit-witness v1\n"
+
+
+#: One witnessed head as it is appended: ``(agent, seq, hash, signature or None)``.
+Entry = tuple[str, int, str, str | None]
+
+
+class Head(NamedTuple):
+    """A witnessed head: the record at ``seq`` of the agent's ledger has ``hash``."""
+
+    seq: int
+    hash: str
+
+
+class Witness(abc.ABC):
+    """Where a store's heads go after every commit, and are read back from."""
+
+    #: A human-readable location for messages.
+    location: str = ""
+
+    def __init__(self) -> None:
+        #: The newest head witnessed for each agent.
+        self.heads: dict[str, Head] = {}
+
+    @abc.abstractmethod
+    def append(self, heads: list[Entry], *, sync: bool) -> None:
+        """Record ``(agent, seq, hash, signature)`` heads just committed; ``sync``: durably."""
+
+    def sync(self) -> None:  # noqa: B027 - a witness whose append is durable has nothing to do
+        """Make every head appended so far durable."""
+
+    def refresh(self) -> None:  # noqa: B027 - a witness only this process writes has nothing to read
+        """Read what other processes witnessed since this one last looked."""
+
+    @property
+    def size(self) -> int:
+        """How much has been witnessed (bytes): a witness never shrinks."""
+        return 0
+
+    def close(self) -> None:  # noqa: B027 - most witnesses hold nothing open
+        """Release what the witness holds."""
+
+    def _note(self, agent_id: str, seq: int, digest: str) -> None:
+        seen = self.heads.get(agent_id)
+        if seen is None or seq >= seen.seq:
+            self.heads[agent_id] = Head(seq, digest)
+
+
+class FileWitness(Witness):
+    """An append-only file of heads, one JSON line each: ``["agent", seq, "hash", sig]``.
+
+    ``existed``: the store says it had this witness, so a missing file is refused; ``size`` is
+    the length the store last saw, so a shorter file is refused (it was truncated).
+    """
+
+    def __init__(self, path: str, *, existed: bool = False, size: int = 0) -> None:
+        super().__init__()
+        self.path = self.location = path
+        #: Set by a store whose appends all happen under its writer lock, after a refresh.
+        self.exclusive = False
+        self._offset = 0
+        try:
+            self._fd = os.open(path, os.O_RDWR | os.O_APPEND)
+        except FileNotFoundError:
+            if existed:
+                raise StoreError(
+                    f"the head witness {path} is missing, but this store had one: the witness "
+                    "or the database was replaced; restore the witness file (or open the store "
+                    "with witness=None to audit it without one)"
+                ) from None
+            self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
+            os.write(self._fd, _HEADER)
+            os.fsync(self._fd)
+            _sync_directory(path)
+        try:
+            self._read(opening=True)
+            if self._offset < size:
+                raise StoreError(
+                    f"the head witness {path} is {self._offset} bytes, but the store saw "
+                    f"{size}: it was truncated; restore it (or open the store with "
+                    "witness=None to audit it without one)"
+                )
+        except BaseException:
+            os.close(self._fd)
+            raise
+
+    def _read(self, *, opening: bool = False) -> None:
+        start = self._offset
+        data = _read_from(self._fd, start)
+        if start == 0:
+            if not data.startswith(_HEADER):
+                raise StoreError(
+                    f"the head witness {self.path} is not a guardkit witness (or was truncated): "
+                    "restore it (or open the store with witness=None to audit it without one)"
+                )
+            start = self._offset = len(_HEADER)
+            data = data[len(_HEADER) :]
+        end = data.rfind(b"\n") + 1
+        if opening and end < len(data):
+            # A line torn by a crash in mid-append (its commit was never answered). The store
+            # opens under its writer lock, so no other process is appending right now.
+            os.ftruncate(self._fd, start + end)
+        for line in data[:end].splitlines():
+            try:
+                agent_id, seq, digest, _ = json.loads(line)
+                self._note(str(agent_id), int(seq), str(digest))
+            except (ValueError, TypeError):
+                raise StoreError(
+                    f"the head witness {self.path} holds a line that is not a head: {line!r}"
+                ) from None
+        self._offset = start + end
+
+    def refresh(self) -> None:
+        self._read()
+
+    @property
+    def size(self) -> int:
+        return self._offset
+
+    def append(self, heads: list[Entry], *, sync: bool) -> None:
+        text = "".join(_line(*head) for head in heads).encode()
+        try:
+            os.write(self._fd, text)
+            if sync:
+                os.fdatasync(self._fd)
+        except OSError as exc:
+            raise StoreError(
+                f"the head witness {self.path} could not be written ({exc}); the decision is "
+                "committed but not witnessed: fix the witness and reopen the store"
+            ) from exc
+        for agent_id, seq, digest, _ in heads:
+            self._note(agent_id, seq, digest)
+        # Our own lines need not be read back; others' (another process) still are. Under the
+        # store's writer lock nobody else appends, so the file ended where this one had read.
+        if self.exclusive or os.fstat(self._fd).st_size == self._offset + len(text):
+            self._offset += len(text)
+
+    def sync(self) -> None:
+        try:
+            os.fdatasync(self._fd)
+        except OSError as exc:
+            raise StoreError(
+                f"the head witness {self.path} could not be made durable ({exc}); the decision "
+                "is committed but may not be witnessed: fix the witness and reopen the store"
+            ) from exc
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def _line(agent_id: str, seq: int, digest: str, signature: str | None) -> str:
+    """One head as a JSON line (hashes and signatures are hex: nothing to escape)."""
+    sig = "null" if signature is None else f'"{signature}"'
+    return f'[{json_str(agent_id)},{seq},"{digest}",{sig}]\n'
+
+
+def _read_from(fd: int, offset: int) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        chunk = os.pread(fd, 1 << 20, offset)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        offset += len(chunk)
+
+
+def _sync_directory(path: str) -> None:
+    fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
