@@ -1,12 +1,12 @@
-"""The common JSON Schema keywords compiled to plain Python predicates, for the request path.
+"""The common JSON Schema keywords compiled to one Python function, for the request path.
 
 The ``jsonschema`` package defines what a rule's condition means, but its validator costs several
 microseconds per schema, and a policy may hold ten rules per tool. A schema made only of the
-keywords below is compiled once into nested closures that answer ``is_valid`` with the same
-semantics (draft 2020-12: ``1 == 1.0``, ``true != 1``, ``1.0`` is an integer, type-specific
-keywords ignore other types, keywords checked in the schema's order until one fails); any other
-schema returns None and is validated by ``jsonschema`` itself. tests/core/test_rules_properties.py
-checks the two agree on random schemas and inputs.
+keywords below is compiled once into one Python expression (a generated function) that answers
+``is_valid`` with the same semantics (draft 2020-12: ``1 == 1.0``, ``true != 1``, ``1.0`` is an
+integer, type-specific keywords ignore other types, keywords checked in the schema's order until
+one fails); any other schema returns None and is validated by ``jsonschema`` itself.
+tests/core/test_rules_properties.py checks the two agree on random schemas and inputs.
 """
 
 from __future__ import annotations
@@ -49,173 +49,169 @@ def equal(one: Any, two: Any) -> bool:
     return bool(one == two)
 
 
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+class _Builder:
+    """Writes one schema as one Python expression over ``x``; constants go in ``names``."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, Any] = {"equal": equal, "conforms": format_checker().conforms}
+        self.loops = 0
+
+    def name(self, value: Any) -> str:
+        key = f"_c{len(self.names)}"
+        self.names[key] = value
+        return key
+
+    def schema(self, schema: Any, v: str, in_choice: bool) -> str:
+        if schema is True or schema == {}:
+            return "True"
+        if schema is False:
+            return "False"
+        parts = [
+            part
+            for key, value in schema.items()
+            if (part := self.keyword(schema, key, value, v, in_choice)) is not None
+        ]
+        return f"({' and '.join(parts)})" if parts else "True"
+
+    def keyword(  # noqa: C901, PLR0912 - one branch per keyword reads best
+        self, schema: Mapping[str, Any], key: str, value: Any, v: str, in_choice: bool
+    ) -> str | None:
+        if key in _ANNOTATIONS:
+            return None
+        if key in _GUARDKIT:
+            if in_choice:
+                # Inside anyOf/oneOf jsonschema evaluates a branch whole: which helper keywords
+                # get to refuse a value follows its order, so it decides there.
+                raise _Unsupported
+            return f"{self.name(self.helper(schema, key, value))}({v})"
+        if key == "type":
+            return self.type(value, v)
+        if key == "const":
+            return self.const(value, v)
+        if key == "enum":
+            if all(isinstance(item, str) for item in value):
+                return f"({v}.__class__ is str and {v} in {self.name(frozenset(value))})"
+            return f"any(equal({v}, _e) for _e in {self.name(tuple(value))})"
+        if key in _BOUNDS:
+            limit = self.name(value)
+            number = f"(isinstance({v}, _NUM) and not isinstance({v}, bool))"
+            return f"(not {number} or {v} {_BOUNDS[key]} {limit})"
+        if key in _LENGTHS:
+            kind, op = _LENGTHS[key]
+            return f"(not isinstance({v}, {kind}) or len({v}) {op} {int(value)})"
+        if key == "pattern":
+            search = self.name(re.compile(value).search)
+            return f"(not isinstance({v}, str) or {search}({v}) is not None)"
+        if key == "format":
+            return f"conforms({v}, {value!r})"
+        if key == "required":
+            present = " and ".join(f"{name!r} in {v}" for name in value) or "True"
+            return f"(not isinstance({v}, dict) or ({present}))"
+        if key == "properties":
+            tests = [
+                f"({name!r} not in {v} or {self.schema(sub, f'{v}[{name!r}]', in_choice)})"
+                for name, sub in value.items()
+            ]
+            return f"(not isinstance({v}, dict) or ({' and '.join(tests) or 'True'}))"
+        if key == "additionalProperties":
+            if "patternProperties" in schema:
+                raise _Unsupported
+            known = self.name(frozenset(schema.get("properties", ())))
+            k = self.loop()
+            sub = self.schema(value, f"{v}[{k}]", in_choice)
+            return f"(not isinstance({v}, dict) or all({sub} for {k} in {v} if {k} not in {known}))"
+        if key == "items":
+            if "prefixItems" in schema:
+                raise _Unsupported
+            i = self.loop()
+            sub = self.schema(value, i, in_choice)
+            return f"(not isinstance({v}, list) or all({sub} for {i} in {v}))"
+        if key == "not":
+            return f"(not {self.schema(value, v, in_choice)})"
+        if key in ("allOf", "anyOf", "oneOf"):
+            inner = in_choice or key != "allOf"
+            subs = [self.schema(item, v, inner) for item in value]
+            if key == "oneOf":
+                return f"(({') + ('.join(subs)}) == 1)"
+            return f"({(' and ' if key == 'allOf' else ' or ').join(subs)})"
+        raise _Unsupported
+
+    def loop(self) -> str:
+        self.loops += 1
+        return f"_i{self.loops}"
+
+    def type(self, value: Any, v: str) -> str:
+        names = [value] if isinstance(value, str) else list(value)
+        tests = {
+            "null": f"{v} is None",
+            "boolean": f"isinstance({v}, bool)",
+            "string": f"isinstance({v}, str)",
+            "array": f"isinstance({v}, list)",
+            "object": f"isinstance({v}, dict)",
+            "number": f"(isinstance({v}, _NUM) and not isinstance({v}, bool))",
+            "integer": (
+                f"((isinstance({v}, int) and not isinstance({v}, bool)) "
+                f"or (isinstance({v}, float) and {v}.is_integer()))"
+            ),
+        }
+        return f"({' or '.join(tests[name] for name in names)})"
+
+    def const(self, value: Any, v: str) -> str:
+        if value is None or isinstance(value, bool):
+            return f"({v} is {value!r})"
+        if isinstance(value, str):
+            return f"({v} == {self.name(value)})"
+        if isinstance(value, (int, float)):
+            number = f"isinstance({v}, _NUM) and not isinstance({v}, bool)"
+            return f"({number} and {v} == {self.name(value)})"
+        return f"equal({v}, {self.name(value)})"
+
+    def helper(self, schema: Mapping[str, Any], key: str, value: Any) -> Predicate:
+        if key == "x-path-under":
+            base, roots = schema.get("x-path-base"), tuple(value)
+            return lambda x: not isinstance(x, str) or path_under(x, roots, base)
+        if key == "x-url-host":
+            from guardkit.checks.hosts import allow_entry
+
+            entries = tuple(allow_entry(entry) for entry in value)
+            return lambda x: not isinstance(x, str) or url_matches(x, entries)
+        sub = compile_predicate(value) or _jsonschema(value)
+        compound = schema.get("x-shell-compound") is True
+
+        def shell(x: Any) -> bool:
+            if not isinstance(x, (str, list)):
+                return True
+            argv = argv_of(x, compound)
+            return argv is None or sub(argv)
+
+        return shell
 
 
-_TYPES: dict[str, Predicate] = {
-    "null": lambda x: x is None,
-    "boolean": lambda x: isinstance(x, bool),
-    "string": lambda x: isinstance(x, str),
-    "array": lambda x: isinstance(x, list),
-    "object": lambda x: isinstance(x, dict),
-    "number": _is_number,
-    "integer": lambda x: (
-        (isinstance(x, int) and not isinstance(x, bool))
-        or (isinstance(x, float) and x.is_integer())
-    ),
+_NUM = (int, float)
+_BOUNDS = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
+_LENGTHS = {
+    "minLength": ("str", ">="),
+    "maxLength": ("str", "<="),
+    "minItems": ("list", ">="),
+    "maxItems": ("list", "<="),
 }
 
 
-def _type(value: Any) -> Predicate:
-    names = [value] if isinstance(value, str) else list(value)
-    checks = tuple(_TYPES[name] for name in names)
-    if len(checks) == 1:
-        return checks[0]
-    return lambda x: any(check(x) for check in checks)
+def _jsonschema(schema: Any) -> Predicate:
+    from guardkit.rules.schema import validator
 
-
-def _bound(op: str, limit: Any) -> Predicate:
-    tests: dict[str, Callable[[Any], bool]] = {
-        "minimum": lambda x: x >= limit,
-        "maximum": lambda x: x <= limit,
-        "exclusiveMinimum": lambda x: x > limit,
-        "exclusiveMaximum": lambda x: x < limit,
-    }
-    test = tests[op]
-    return lambda x: not _is_number(x) or test(x)
-
-
-def _properties(value: Mapping[str, Any], in_choice: bool) -> Predicate:
-    subs = tuple((name, _compile(schema, in_choice)) for name, schema in value.items())
-
-    def check(x: Any) -> bool:
-        if not isinstance(x, dict):
-            return True
-        return all(name not in x or sub(x[name]) for name, sub in subs)
-
-    return check
-
-
-def _additional(schema: Mapping[str, Any], value: Any, in_choice: bool) -> Predicate:
-    if "patternProperties" in schema:
-        raise _Unsupported
-    known = frozenset(schema.get("properties", ()))
-    sub = _compile(value, in_choice)
-    return lambda x: not isinstance(x, dict) or all(sub(x[k]) for k in x if k not in known)
-
-
-def _items(schema: Mapping[str, Any], value: Any, in_choice: bool) -> Predicate:
-    if "prefixItems" in schema:
-        raise _Unsupported
-    sub = _compile(value, in_choice)
-    return lambda x: not isinstance(x, list) or all(map(sub, x))
-
-
-def _pattern(value: str) -> Predicate:
-    search = re.compile(value).search
-    return lambda x: not isinstance(x, str) or search(x) is not None
-
-
-def _format(value: str) -> Predicate:
-    conforms = format_checker().conforms
-    return lambda x: bool(conforms(x, value))
-
-
-def _path(schema: Mapping[str, Any], roots: list[str]) -> Predicate:
-    base, allowed = schema.get("x-path-base"), tuple(roots)
-    return lambda x: not isinstance(x, str) or path_under(x, allowed, base)
-
-
-def _url(hosts: list[str]) -> Predicate:
-    from guardkit.checks.hosts import allow_entry
-
-    entries = tuple(allow_entry(entry) for entry in hosts)
-    return lambda x: not isinstance(x, str) or url_matches(x, entries)
-
-
-def _shell(schema: Mapping[str, Any], value: Any, in_choice: bool) -> Predicate:
-    sub = _compile(value, in_choice)
-    compound = schema.get("x-shell-compound") is True
-
-    def check(x: Any) -> bool:
-        if not isinstance(x, (str, list)):
-            return True
-        argv = argv_of(x, compound)
-        return argv is None or sub(argv)
-
-    return check
-
-
-def _choice(value: list[Any], kind: str, in_choice: bool) -> Predicate:
-    subs = tuple(_compile(item, in_choice) for item in value)
-    if kind == "allOf":
-        return lambda x: all(sub(x) for sub in subs)
-    if kind == "anyOf":
-        return lambda x: any(sub(x) for sub in subs)
-    return lambda x: sum(1 for sub in subs if sub(x)) == 1
-
-
-def _keyword(schema: Mapping[str, Any], key: str, value: Any, in_choice: bool) -> Predicate | None:
-    if key in _ANNOTATIONS:
-        return None
-    if key in _GUARDKIT and in_choice:
-        # Inside anyOf/oneOf jsonschema evaluates a branch whole: which helper keywords get to
-        # refuse a value follows its order, so it decides there.
-        raise _Unsupported
-    simple: dict[str, Callable[[], Predicate]] = {
-        "type": lambda: _type(value),
-        "const": lambda: lambda x: equal(x, value),
-        "enum": lambda: lambda x: any(equal(x, item) for item in value),
-        "minLength": lambda: lambda x: not isinstance(x, str) or len(x) >= value,
-        "maxLength": lambda: lambda x: not isinstance(x, str) or len(x) <= value,
-        "minItems": lambda: lambda x: not isinstance(x, list) or len(x) >= value,
-        "maxItems": lambda: lambda x: not isinstance(x, list) or len(x) <= value,
-        "required": lambda: lambda x: not isinstance(x, dict) or all(k in x for k in value),
-        "pattern": lambda: _pattern(value),
-        "format": lambda: _format(value),
-        "properties": lambda: _properties(value, in_choice),
-        "additionalProperties": lambda: _additional(schema, value, in_choice),
-        "items": lambda: _items(schema, value, in_choice),
-        "not": lambda: _negation(value, in_choice),
-        "allOf": lambda: _choice(value, "allOf", in_choice),
-        "anyOf": lambda: _choice(value, "anyOf", True),
-        "oneOf": lambda: _choice(value, "oneOf", True),
-        "x-path-under": lambda: _path(schema, value),
-        "x-url-host": lambda: _url(value),
-        "x-shell": lambda: _shell(schema, value, in_choice),
-    }
-    if key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        return _bound(key, value)
-    build = simple.get(key)
-    if build is None:
-        raise _Unsupported
-    return build()
-
-
-def _negation(value: Any, in_choice: bool) -> Predicate:
-    sub = _compile(value, in_choice)
-    return lambda x: not sub(x)
-
-
-def _compile(schema: Any, in_choice: bool) -> Predicate:
-    if schema is True or schema == {}:
-        return lambda x: True
-    if schema is False:
-        return lambda x: False
-    checks = tuple(
-        check
-        for key, value in schema.items()
-        if (check := _keyword(schema, key, value, in_choice)) is not None
-    )
-    if len(checks) == 1:
-        return checks[0]
-    return lambda x: all(check(x) for check in checks)
+    is_valid: Predicate = validator(schema).is_valid
+    return is_valid
 
 
 def compile_predicate(schema: Any) -> Predicate | None:
     """``is_valid`` of a checked ``schema`` as one function, or None to use jsonschema."""
+    builder = _Builder()
     try:
-        return _compile(schema, False)
-    except _Unsupported:
+        expression = builder.schema(schema, "x", False)
+    except (_Unsupported, RecursionError):
         return None
+    namespace = {**builder.names, "_NUM": _NUM}
+    exec(f"def predicate(x):\n    return {expression}\n", namespace)  # noqa: S102 - our own text
+    predicate: Predicate = namespace["predicate"]
+    return predicate
