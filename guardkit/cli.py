@@ -321,7 +321,7 @@ def pending(agent_id: str, db: str, as_json: bool) -> None:
             )
             why = action.get("approval_reason")
             if why:
-                # A check, not the policy, sent this call here: say which and why.
+                # A rule of the policy or a check sent this call here: say which and why.
                 _say(f"  asks a human because {describe_reason(why)}")
                 if why.get("sources"):
                     _say(f"  labels: {', '.join(why['sources'])}")
@@ -417,11 +417,21 @@ def log(agent_id: str, after: int | None, limit: int | None, db: str, as_json: b
         data = guard.log(agent_id, after, limit)
 
     def render(d: dict[str, Any]) -> None:
+        from guardkit.rules import RESERVED_CODES
+
         for r in d["records"]:
             _say(
                 f"{r['seq']:>5}  {r['timestamp']}  {r['kind']:<18} "
                 f"{json.dumps(r['payload'], ensure_ascii=False)}"
             )
+            payload = r["payload"] if isinstance(r["payload"], dict) else {}
+            why = payload.get("reason")
+            if isinstance(why, dict) and why.get("code") in (*RESERVED_CODES, "invalid_input"):
+                from guardkit.decisions import describe_reason
+
+                _say(f"{'':>7}{describe_reason(why)}")  # the rule that matched, and why
+            elif r["kind"] == "action_allowed" and "rule" in payload:
+                _say(f"{'':>7}allowed by rule {payload['rule']}")
 
     _emit(data, as_json, render)
 
