@@ -231,6 +231,40 @@ def _run_example(name: str) -> int:
     return int(namespace["main"]([]))
 
 
+@main.group()
+def policy() -> None:
+    """Check policy files before an agent is created with them."""
+
+
+@policy.command("check")
+@click.argument("policy_file", type=click.Path(exists=True, dir_okay=False))
+@_json_option
+def policy_check(policy_file: str, as_json: bool) -> None:
+    """Check a .json or .toml policy: every problem named with its path; exit 1 if any."""
+    from pathlib import Path
+
+    from guardkit.errors import PolicyError
+    from guardkit.policy import load_policy
+
+    if not policy_file.endswith((".json", ".toml")):
+        raise click.UsageError("the policy file must end in .json or .toml")
+    try:
+        parsed = load_policy(Path(policy_file))
+    except PolicyError as exc:
+        problems = [{"path": path, "problem": problem} for path, problem in exc.problems]
+        if as_json:
+            click.echo(json.dumps({"ok": False, "problems": problems}, ensure_ascii=False))
+        else:
+            for item in problems:
+                _say(f"{item['path']}: {item['problem']}")
+        sys.exit(EXIT_CHECK_FAILED)
+    rules = sum(
+        len(rule.conditions.rules) for rule in parsed.tools.values() if rule.conditions is not None
+    )
+    summary = {"ok": True, "tools": len(parsed.tools), "rules": rules}
+    _emit(summary, as_json, lambda d: click.echo(f"ok: {d['tools']} tools, {d['rules']} rules"))
+
+
 @main.command()
 @click.argument("agent_id")
 @click.option(

@@ -260,3 +260,28 @@ def test_log_and_pending_show_the_rule_that_matched(tmp_path) -> None:
     pending = guardkit("pending", "bot", "--db", db)
     assert "asks a human because rule 1 of tool 'pay' asks for approval" in pending.stdout
     assert '"amount": 500' in pending.stdout
+
+
+def test_policy_check_names_every_problem(tmp_path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        'budget = 5\n[tools.pay]\ncost = 1\n[[tools.pay.rules]]\neffect = "deny"\n'
+        'reason = "r"\nwhen = { properties = { amount = { minimum = "x" } } }\n'
+        '[[tools.pay.rules]]\neffect = "maybe"\nwhen = {}\n',
+        encoding="utf-8",
+    )
+    done = guardkit("policy", "check", str(bad))
+    assert done.returncode == 1
+    assert "tools.pay.rules[0].when.properties.amount.minimum: 'x' is not of type" in done.stdout
+    assert "tools.pay.rules[1].effect: must be" in done.stdout
+    shown = json.loads(guardkit("policy", "check", str(bad), "--json").stdout)
+    assert shown["ok"] is False
+    good = tmp_path / "good.json"
+    good.write_text(
+        json.dumps(
+            {"budget": 5, "tools": {"pay": {"cost": 1, "rules": [{"when": {}, "effect": "allow"}]}}}
+        ),
+        encoding="utf-8",
+    )
+    done = guardkit("policy", "check", str(good))
+    assert (done.returncode, done.stdout.strip()) == (0, "ok: 1 tools, 1 rules")
