@@ -1,8 +1,11 @@
 """The policy skeleton ``guardkit fix --write`` leaves beside the project it fixed.
 
-It lists every tool the fix gated, behind ``guardkit.tool()`` or a framework integration (those
-whose names look destructive with ``requires_approval = true``), and ``llm_turn`` with a
-``max_calls``, in the TOML shape ``guardkit.load_policy`` reads. A skeleton to review, not a
+It lists every tool the fix gated, behind ``guardkit.tool()`` or a framework integration, and
+``llm_turn`` with a ``max_calls``, in the TOML shape ``guardkit.load_policy`` reads. A tool whose
+name looks destructive gets an approval *rule* (docs/policy.md) with the narrowing its kind
+usually wants shown beside it (an amount threshold for ``pay*``, a path root for ``delete*``, a
+domain for ``send*``, an allow-list for a shell), rather than ``requires_approval`` on every call
+for good. A skeleton to review, not a
 finished policy: costs are 1. A tool an integration gates is asked for by the name its
 framework gives it (``framework_name``).
 """
@@ -85,5 +88,43 @@ def render_policy(tools: Iterable[str], max_turns: int) -> str:
         key = name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
         lines += ["", f"[tools.{key}]", "cost = 1"]
         if is_destructive(name):
-            lines.append("requires_approval = true")
+            lines += _approval_rule(name, key)
     return "\n".join(lines) + "\n"
+
+
+#: A ``when`` that narrows an approval rule to the risky calls, by the kind of tool.
+_NARROWING = (
+    (
+        {"pay", "payment", "charge", "refund", "transfer", "purchase", "buy"},
+        "when = { properties = { amount = { exclusiveMinimum = 100 } } }",
+    ),
+    (
+        {"delete", "remove", "rm", "unlink", "wipe", "write", "overwrite", "move", "rename"},
+        'when = { properties = { path = { not = { x-path-under = ["/srv/data"] } } } }',
+    ),
+    (
+        {"send", "email", "post", "publish", "upload"},
+        'when = { properties = { to = { not = { pattern = "@example\\\\.com$" } } } }',
+    ),
+    (
+        {"exec", "execute", "shell", "bash", "command", "subprocess"},
+        'when = { properties = { command = { not = { x-shell = { prefixItems = [{ enum = ["ls", '
+        '"git"] }] } } } } }',
+    ),
+)
+
+
+def _approval_rule(name: str, key: str) -> list[str]:
+    parts = {p.lower() for p in re.split(r"[_\W]+|(?<=[a-z0-9])(?=[A-Z])", name) if p}
+    hint = next((when for kinds, when in _NARROWING if parts & kinds), None)
+    lines = ["# A human approves every call until `when` is narrowed to the risky ones"]
+    if hint is not None:
+        lines.append(f"# (the argument names are guesses), e.g. {hint}")
+    lines.append("# More in docs/cookbook.md.")
+    return [
+        *lines,
+        f"[[tools.{key}.rules]]",
+        "when = {}",
+        'effect = "requires_approval"',
+        f"reason = {json.dumps(f'{name} looks destructive: a human approves it')}",
+    ]
