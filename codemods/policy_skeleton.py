@@ -17,7 +17,7 @@ import json
 import re
 from collections.abc import Iterable
 
-__all__ = ["FILE_NAME", "framework_name", "is_destructive", "render_policy"]
+__all__ = ["FILE_NAME", "framework_name", "input_schemas", "is_destructive", "render_policy"]
 
 FILE_NAME = "guardkit-policy.toml"
 #: name parts of tools that change or spend something
@@ -74,7 +74,56 @@ def framework_name(module: ast.Module, symbol: str) -> str:
     return func
 
 
-def render_policy(tools: Iterable[str], max_turns: int) -> str:
+#: Annotations whose JSON Schema type is certain (the decorator records arguments as JSON).
+_JSON_TYPES = {
+    "str": "string", "int": "integer", "float": "number", "bool": "boolean",
+    "list": "array", "dict": "object",
+}  # fmt: skip
+
+
+def input_schemas(module: ast.Module) -> dict[str, dict[str, object]]:
+    """An ``input_schema`` per function of ``module``, from its signature: every parameter (the
+    decorator records them all, defaults applied), typed where the annotation is a plain JSON
+    type, and ``_guardkit`` (the checks' findings) beside them."""
+    out: dict[str, dict[str, object]] = {}
+    for node in ast.walk(module):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+        if node.args.vararg or node.args.kwarg:
+            continue
+        names = [a.arg for a in args if a.arg not in ("self", "cls")]
+        properties: dict[str, object] = {}
+        for arg in args:
+            kind = _JSON_TYPES.get(getattr(arg.annotation, "id", ""))
+            if arg.arg in names:
+                properties[arg.arg] = {"type": kind} if kind else {}
+        properties["_guardkit"] = {}
+        out[_given_name(node) or node.name] = {
+            "type": "object",
+            "required": names,
+            "properties": properties,
+            "additionalProperties": False,
+        }
+    return out
+
+
+def _toml_inline(value: object) -> str:
+    if isinstance(value, dict):
+        inner = ", ".join(f"{_toml_key(k)} = {_toml_inline(v)}" for k, v in value.items())
+        return "{ " + inner + " }" if inner else "{}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_inline(v) for v in value) + "]"
+    return json.dumps(value)
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+def render_policy(
+    tools: Iterable[str], max_turns: int, schemas: dict[str, dict[str, object]] | None = None
+) -> str:
     lines = [
         "# guardkit policy skeleton written by `guardkit fix`: review every rule before use.",
         "# Give it to the agent guard with GUARDKIT_POLICY=guardkit-policy.toml (docs/scan.md).",
@@ -87,6 +136,12 @@ def render_policy(tools: Iterable[str], max_turns: int) -> str:
     for name in sorted(set(tools) - {"llm_turn"}):
         key = name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
         lines += ["", f"[tools.{key}]", "cost = 1"]
+        schema = (schemas or {}).get(name)
+        if schema is not None:
+            lines += [
+                "# input_schema proposed from the signature (uncomment once it matches the calls):",
+                f"# input_schema = {_toml_inline(schema)}",
+            ]
         if is_destructive(name):
             lines += _approval_rule(name, key)
     return "\n".join(lines) + "\n"

@@ -270,3 +270,23 @@ def test_follow_ups_are_printed(tmp_path: Path) -> None:
     assert "GK201 tool wipe" in result.output
     assert "GK102 model call Runner.run" in result.output
     assert "guardkit" not in (tmp_path / "agents_run.py").read_text()
+
+
+def test_policy_skeleton_proposes_an_input_schema_from_the_signature() -> None:
+    import ast
+
+    from guardkit.codemods.policy_skeleton import input_schemas
+
+    code = "def delete_file(path: str, force: bool = False, *, why=None) -> None: ...\n"
+    text = render_policy(["delete_file"], 3, input_schemas(ast.parse(code)))
+    proposed = [line for line in text.splitlines() if line.startswith("# input_schema = ")]
+    assert len(proposed) == 1
+    policy = guardkit.load_policy(text.replace(proposed[0], proposed[0][2:]))
+    with guardkit.Guard(":memory:") as guard:
+        guard.create_agent("bot", policy)
+        agent = guard.agent("bot")
+        good = {"path": "/tmp/x", "force": False, "why": None}
+        assert agent.request("delete_file", good)["decision"] == "pending_approval"
+        bad = agent.request("delete_file", {"path": 1, "force": False, "why": None})
+        assert bad["reason"]["code"] == "invalid_input"
+        assert agent.request("delete_file", {"path": "/x"})["reason"]["code"] == "invalid_input"
