@@ -10,7 +10,8 @@ from jsonschema import Draft202012Validator
 
 from guardkit import Guard
 from guardkit.rules.fast import compile_predicate
-from guardkit.rules.schema import check_schema
+from guardkit.rules.schema import check_schema, validator
+from guardkit.rules.shell import CannotJudge
 
 _SCALARS = (
     st.none()
@@ -158,3 +159,36 @@ def test_every_keyword_on_every_tricky_value() -> None:
         ).is_valid
         for value in TRICKY:
             assert predicate(value) is valid(value), (schema, value)
+
+
+HELPER_SCHEMAS = [
+    {"x-path-under": ["/etc"]},
+    {"not": {"x-path-under": ["/srv"], "x-path-base": "/srv"}},
+    {"x-url-host": ["*.example.com", "10.0.0.1"]},
+    {"allOf": [{"type": "string"}, {"not": {"x-url-host": ["example.com"]}}]},
+    {"x-shell": {"prefixItems": [{"const": "git"}]}},
+    {"x-shell": False, "x-shell-compound": True},
+    {"type": "string", "x-shell": {"maxItems": 2}},
+]
+HELPER_VALUES = [
+    "/etc/passwd", "/srv/../etc", "rel/path", "~/x", "/srv/a", "https://a.example.com/x",
+    "https://user@a.example.com/", "http://10.0.0.1/", "http://167772161/", "git status",
+    "git status; ls", "env git log", "ls", 5, None, ["git", "status"], ["sh", "-c", "a;b"],
+]  # fmt: skip
+
+
+def _outcome(predicate: Any, value: Any) -> object:
+    try:
+        return predicate(value)
+    except CannotJudge:
+        return "cannot judge"
+
+
+def test_helper_keywords_mean_the_same_compiled_and_in_jsonschema() -> None:
+    for schema in HELPER_SCHEMAS:
+        assert check_schema(schema, "when") == []
+        fast = compile_predicate(schema)
+        assert fast is not None, schema
+        slow = validator(schema).is_valid
+        for value in HELPER_VALUES:
+            assert _outcome(fast, value) == _outcome(slow, value), (schema, value)
