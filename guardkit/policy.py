@@ -80,7 +80,7 @@ class ToolRule:
     description: str | None = None
     #: The ``input_schema`` and ordered ``rules`` over the call's input (``guardkit.rules``),
     #: compiled once; None when the tool has neither.
-    conditions: Conditions | None = field(default=None, compare=False, repr=False)
+    conditions: Conditions | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -108,6 +108,15 @@ class Conditions:
             Rule(r["when"], r["effect"], r.get("reason"), _matcher(r["when"])) for r in rules
         )
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Conditions):
+            return NotImplemented
+        mine = [r.to_dict() for r in self.rules]
+        theirs = [r.to_dict() for r in other.rules]
+        return equal([self.input_schema, mine], [other.input_schema, theirs])
+
+    __hash__ = None  # type: ignore[assignment]
+
     def judge(self, tool: str, value: Any) -> Verdict:
         """The verdict on ``value`` (the call's input) for ``tool``; never raises."""
         check = self._input
