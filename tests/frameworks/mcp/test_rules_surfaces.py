@@ -1,7 +1,7 @@
-"""One policy with rules, four ways in: the same decisions and the same ledger records.
+"""One policy with rules, every way in: the same decisions and the same ledger records.
 
-``Guard`` embedded, ``AgentClient`` against ``guardkit serve``, and MCP servers guarded with
-``guard_server`` (the MCP integration) for both an embedded guard and the server.
+``Guard`` embedded, ``AgentClient`` against ``guardkit serve``, MCP servers guarded with
+``guard_server`` (the MCP integration) for both, and ``guardkit mcp proxy`` as its own process.
 """
 
 from __future__ import annotations
@@ -141,3 +141,41 @@ def test_every_way_in_decides_and_records_alike(tmp_path: Path, guard_server: An
         assert same == [(k, {**p, "detail": ""} if k == "outcome" else p) for k, p in reference], (
             surface
         )
+
+
+def test_the_mcp_proxy_decides_by_the_same_rules(tmp_path: Path) -> None:
+    """``guardkit mcp proxy`` (a process of its own) in front of a real upstream server."""
+    from mcp import types
+
+    from .conftest import local_stack
+
+    rule = {
+        "when": {"properties": {"text": {"pattern": "^rm "}}},
+        "effect": "deny",
+        "reason": "no rm, even as an echo",
+    }
+    policy = {"budget": 100, "scar_limit": 100, "tools": {"echo": {"cost": 1, "rules": [rule]}}}
+    stack = local_stack(tmp_path, policy)
+    texts = [f"hello {uuid.uuid4().hex[:6]}", f"rm -rf /{uuid.uuid4().hex[:6]}"]
+
+    async def scenario() -> list[types.CallToolResult]:
+        async with stack.client() as client:
+            return [await client.call_tool("echo", {"text": t}) for t in texts]
+
+    allowed, denied = anyio.run(scenario)
+    assert not allowed.is_error
+    assert denied.is_error
+    assert denied.structured_content is not None
+    assert denied.structured_content["code"] == "rule_denied"
+    assert stack.ran("echo") == [f"echo {texts[0]}"]
+    [recorded] = stack.records("action_denied")
+    assert recorded["reason"] == {
+        "code": "rule_denied",
+        "tool": "echo",
+        "rule": 0,
+        "message": "no rm, even as an echo",
+    }
+    with Guard(":memory:") as guard:  # the embedded guard decides the same inputs alike
+        guard.create_agent("same", policy)
+        direct = [guard.agent("same").request("echo", {"text": t})["decision"] for t in texts]
+    assert direct == ["allowed", "denied"]
