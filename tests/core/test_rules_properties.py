@@ -81,7 +81,7 @@ schemas = st.recursive(
 )
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(schemas, values)
 def test_compiled_predicate_is_jsonschemas_verdict(schema: dict[str, Any], value: Any) -> None:
     assert check_schema(schema, "when") == []
@@ -93,7 +93,7 @@ def test_compiled_predicate_is_jsonschemas_verdict(schema: dict[str, Any], value
     assert predicate(value) is expected
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     schemas,
     st.sampled_from(["deny", "requires_approval", "allow"]),
