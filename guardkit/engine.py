@@ -258,7 +258,7 @@ class Engine:
             # and tool_not_allowed checks, before its caps, rate limit and budget.
             verdict = rules.judge(rule.conditions, tool, value) if rule and state.alive else None
             denial = self._checks(tx, state, tool, amount, now, rule=rule, unlisted=rule is None)
-            if rule is not None and verdict is not None and verdict.denial is not None:
+            if verdict is not None and verdict.denial is not None:
                 denial = verdict.denial
             if denial is not None:
                 return self._deny(tx, state, number, denial, now)
