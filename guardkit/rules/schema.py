@@ -81,6 +81,8 @@ def check_schema(schema: Any, path: str) -> Problems:
     """Every problem of ``schema`` (at ``path`` in the policy); empty when it can be used."""
     if not isinstance(schema, (dict, bool)):
         return [(path, f"must be a JSON Schema (an object or true/false), got {schema!r}")]
+    if _deeper_than(schema, MAX_DEPTH):
+        return [(path, f"is nested more than {MAX_DEPTH} levels deep")]
     from jsonschema import Draft202012Validator
 
     meta = Draft202012Validator(Draft202012Validator.META_SCHEMA)
@@ -89,6 +91,23 @@ def check_schema(schema: Any, path: str) -> Problems:
         for error in meta.iter_errors(schema)
     ]
     return problems or list(_walk(schema, path, schema))
+
+
+#: How deep a schema may nest (validators recurse per level).
+MAX_DEPTH = 32
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return False
 
 
 def _walk(schema: Any, path: str, root: Any) -> Iterator[tuple[str, str]]:

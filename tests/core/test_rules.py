@@ -448,3 +448,12 @@ def test_a_child_keeps_the_parents_input_schema(guard: Guard) -> None:
         guard.agent("kid").request("pay", {"iban": VENDORS[0], "amount": 60})["reason"]["code"]
         == "invalid_input"
     )
+
+
+def test_a_schema_nested_too_deep_is_named_not_a_crash() -> None:
+    schema: dict[str, Any] = {}
+    for _ in range(40):
+        schema = {"not": schema}
+    with pytest.raises(PolicyError) as caught:
+        Policy.from_dict({"budget": 1, "tools": {"t": {"cost": 0, "input_schema": schema}}})
+    assert caught.value.problems == [("tools.t.input_schema", "is nested more than 32 levels deep")]
