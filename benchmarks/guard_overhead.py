@@ -9,6 +9,8 @@ both alike, and the ratio is of their medians. ``--repeat`` runs the whole table
 each ratio's spread. Targets (issues 13, 22): ``normal`` <= 1.5x its floor, ``full`` <= 1.2x,
 ``:memory:`` <= 20 us a pair, with every integrity check of the ledger on and the head witness
 (``<db>.witness``, the default) inside the figure; the "no witness" rows show what it costs.
+Ten rules and an input schema on the tool add <= 10 us a decision (issue 21; floor: the guard
+without them).
 """
 
 from __future__ import annotations
@@ -26,16 +28,41 @@ from guardkit import Guard
 from guardkit.store.chain import Signer
 
 POLICY = {"budget": 10**15, "scar_limit": 10, "tools": {"search": {"cost": 1}}}
+#: Ten rules on the tool, none of which matches the benchmark's input: every one is evaluated.
+_TEN_RULES = [
+    {"when": {"properties": {"query": {"const": "drop table"}}}, "effect": "deny", "reason": "r"},
+    {"when": {"properties": {"query": {"pattern": "^rm "}}}, "effect": "deny", "reason": "r"},
+    {"when": {"properties": {"query": {"maxLength": 1}}}, "effect": "deny", "reason": "r"},
+    {"when": {"required": ["sql"]}, "effect": "requires_approval", "reason": "r"},
+    {"when": {"properties": {"limit": {"minimum": 1000}}, "required": ["limit"]}, "effect": "deny",
+     "reason": "r"},
+    {"when": {"properties": {"query": {"enum": ["a", "b", "c"]}}}, "effect": "allow"},
+    {"when": {"properties": {"site": {"not": {"pattern": "example\\.com$"}}}, "required": ["site"]},
+     "effect": "deny", "reason": "r"},
+    {"when": {"anyOf": [{"required": ["password"]}, {"required": ["token"]}]}, "effect": "deny",
+     "reason": "r"},
+    {"when": {"properties": {"query": {"type": "integer"}}}, "effect": "deny", "reason": "r"},
+    {"when": {"type": "array"}, "effect": "deny", "reason": "r"},
+]  # fmt: skip
+RULES_POLICY = {
+    **POLICY,
+    "tools": {"search": {"cost": 1, "input_schema": {"type": "object"}, "rules": _TEN_RULES}},
+}
 Pair = Callable[[int], None]
 
 
 @contextmanager
 def guarded(
-    path: str, *, durability: str = "full", key: str | None = None, witness: bool = True
+    path: str,
+    *,
+    durability: str = "full",
+    key: str | None = None,
+    witness: bool = True,
+    policy: object = POLICY,
 ) -> Iterator[Pair]:
     chosen = "auto" if witness else None
     with Guard(path, durability=durability, signing_key=key, witness=chosen) as guard:
-        guard.create_agent("bench", POLICY)
+        guard.create_agent("bench", policy)
         agent = guard.agent("bench")
 
         def pair(i: int) -> None:
@@ -148,6 +175,16 @@ def table(pairs: int, work: str) -> dict[str, float]:
         ratios[name] = med / bmed
         ratios[name + " (us)"] = med
         print(f"{name:<26}{med:>9.1f}{p99:>9.1f}{bmed:>11.1f}{bp99:>11.1f}{med / bmed:>7.2f}x")
+    # Issue 21: ten rules and an input schema on the tool, against the same guard without them.
+    with guarded(":memory:", policy=RULES_POLICY) as pair, guarded(":memory:") as base:
+        times, base_times = interleaved(pair, base, pairs)
+    (med, p99), (bmed, bp99) = _stats(times), _stats(base_times)
+    name = ":memory: + 10 rules"
+    ratios[name + " added (us)"] = med - bmed
+    print(
+        f"{name:<26}{med:>9.1f}{p99:>9.1f}{bmed:>11.1f}{bp99:>11.1f}{med / bmed:>7.2f}x"
+        f"   (floor: the same guard without rules; {med - bmed:+.1f} us a decision, target <= 10)"
+    )
     for name in os.listdir(work):
         os.remove(os.path.join(work, name))
     return ratios

@@ -4,6 +4,7 @@ its dependency on guardkit, the policy skeleton, and the report of follow-ups an
 
 from __future__ import annotations
 
+import ast
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 from .config import find_pyproject
 from .dependencies import add_dependency, requirement
 from .fixer import FixResult
-from .policy_skeleton import FILE_NAME, render_policy
+from .policy_skeleton import FILE_NAME, input_schemas, render_policy
 
 __all__ = ["CONFIGURE", "finish", "project_root"]
 
@@ -95,7 +96,11 @@ def _policy(
     if policy.exists():
         echo(f"Kept the existing {_shown(policy)}; tools gated now: {', '.join(tools)}.")
     elif write:
-        policy.write_text(render_policy(tools, max_turns), encoding="utf-8")
+        schemas = {}
+        for r in results:
+            if r.error is None and r.tools:
+                schemas.update(input_schemas(ast.parse(r.after)))
+        policy.write_text(render_policy(tools, max_turns, schemas), encoding="utf-8")
         echo(f"Wrote the policy skeleton {_shown(policy)} ({len(tools)} tools): review it.")
     else:
         echo(f"{_ALSO} write the policy skeleton {_shown(policy)} ({len(tools)} tools).")

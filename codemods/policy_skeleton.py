@@ -1,8 +1,11 @@
 """The policy skeleton ``guardkit fix --write`` leaves beside the project it fixed.
 
-It lists every tool the fix gated, behind ``guardkit.tool()`` or a framework integration (those
-whose names look destructive with ``requires_approval = true``), and ``llm_turn`` with a
-``max_calls``, in the TOML shape ``guardkit.load_policy`` reads. A skeleton to review, not a
+It lists every tool the fix gated, behind ``guardkit.tool()`` or a framework integration, and
+``llm_turn`` with a ``max_calls``, in the TOML shape ``guardkit.load_policy`` reads. A tool whose
+name looks destructive gets an approval *rule* (docs/policy.md) with the narrowing its kind
+usually wants shown beside it (an amount threshold for ``pay*``, a path root for ``delete*``, a
+domain for ``send*``, an allow-list for a shell), rather than ``requires_approval`` on every call
+for good. A skeleton to review, not a
 finished policy: costs are 1. A tool an integration gates is asked for by the name its
 framework gives it (``framework_name``).
 """
@@ -14,7 +17,7 @@ import json
 import re
 from collections.abc import Iterable
 
-__all__ = ["FILE_NAME", "framework_name", "is_destructive", "render_policy"]
+__all__ = ["FILE_NAME", "framework_name", "input_schemas", "is_destructive", "render_policy"]
 
 FILE_NAME = "guardkit-policy.toml"
 #: name parts of tools that change or spend something
@@ -71,7 +74,56 @@ def framework_name(module: ast.Module, symbol: str) -> str:
     return func
 
 
-def render_policy(tools: Iterable[str], max_turns: int) -> str:
+#: Annotations whose JSON Schema type is certain (the decorator records arguments as JSON).
+_JSON_TYPES = {
+    "str": "string", "int": "integer", "float": "number", "bool": "boolean",
+    "list": "array", "dict": "object",
+}  # fmt: skip
+
+
+def input_schemas(module: ast.Module) -> dict[str, dict[str, object]]:
+    """An ``input_schema`` per function of ``module``, from its signature: every parameter (the
+    decorator records them all, defaults applied), typed where the annotation is a plain JSON
+    type, and ``_guardkit`` (the checks' findings) beside them."""
+    out: dict[str, dict[str, object]] = {}
+    for node in ast.walk(module):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+        if node.args.vararg or node.args.kwarg:
+            continue
+        names = [a.arg for a in args if a.arg not in ("self", "cls")]
+        properties: dict[str, object] = {}
+        for arg in args:
+            kind = _JSON_TYPES.get(getattr(arg.annotation, "id", ""))
+            if arg.arg in names:
+                properties[arg.arg] = {"type": kind} if kind else {}
+        properties["_guardkit"] = {}
+        out[_given_name(node) or node.name] = {
+            "type": "object",
+            "required": names,
+            "properties": properties,
+            "additionalProperties": False,
+        }
+    return out
+
+
+def _toml_inline(value: object) -> str:
+    if isinstance(value, dict):
+        inner = ", ".join(f"{_toml_key(k)} = {_toml_inline(v)}" for k, v in value.items())
+        return "{ " + inner + " }" if inner else "{}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_inline(v) for v in value) + "]"
+    return json.dumps(value)
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+def render_policy(
+    tools: Iterable[str], max_turns: int, schemas: dict[str, dict[str, object]] | None = None
+) -> str:
     lines = [
         "# guardkit policy skeleton written by `guardkit fix`: review every rule before use.",
         "# Give it to the agent guard with GUARDKIT_POLICY=guardkit-policy.toml. budget: lifetime",
@@ -86,6 +138,50 @@ def render_policy(tools: Iterable[str], max_turns: int) -> str:
     for name in sorted(set(tools) - {"llm_turn"}):
         key = name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
         lines += ["", f"[tools.{key}]", "cost = 1"]
+        schema = (schemas or {}).get(name)
+        if schema is not None:
+            lines += [
+                "# input_schema proposed from the signature (uncomment once it matches the calls):",
+                f"# input_schema = {_toml_inline(schema)}",
+            ]
         if is_destructive(name):
-            lines.append("requires_approval = true")
+            lines += _approval_rule(name, key)
     return "\n".join(lines) + "\n"
+
+
+#: A ``when`` that narrows an approval rule to the risky calls, by the kind of tool.
+_NARROWING = (
+    (
+        {"pay", "payment", "charge", "refund", "transfer", "purchase", "buy"},
+        "when = { properties = { amount = { exclusiveMinimum = 100 } } }",
+    ),
+    (
+        {"delete", "remove", "rm", "unlink", "wipe", "write", "overwrite", "move", "rename"},
+        'when = { properties = { path = { not = { x-path-under = ["/srv/data"] } } } }',
+    ),
+    (
+        {"send", "email", "post", "publish", "upload"},
+        'when = { properties = { to = { not = { pattern = "@example\\\\.com$" } } } }',
+    ),
+    (
+        {"exec", "execute", "shell", "bash", "command", "subprocess"},
+        'when = { properties = { command = { not = { x-shell = { prefixItems = [{ enum = ["ls", '
+        '"git"] }] } } } } }',
+    ),
+)
+
+
+def _approval_rule(name: str, key: str) -> list[str]:
+    parts = {p.lower() for p in re.split(r"[_\W]+|(?<=[a-z0-9])(?=[A-Z])", name) if p}
+    hint = next((when for kinds, when in _NARROWING if parts & kinds), None)
+    lines = ["# A human approves every call until `when` is narrowed to the risky ones"]
+    if hint is not None:
+        lines.append(f"# (the argument names are guesses), e.g. {hint}")
+    lines.append("# Check the file with: guardkit policy check guardkit-policy.toml")
+    return [
+        *lines,
+        f"[[tools.{key}.rules]]",
+        "when = {}",
+        'effect = "requires_approval"',
+        f"reason = {json.dumps(f'{name} looks destructive: a human approves it')}",
+    ]

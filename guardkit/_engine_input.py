@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from guardkit import rules
 from guardkit._canonical import text_problem
 from guardkit.decisions import ActionStatus, Outcome, Severity
 from guardkit.errors import InvalidInput, UnknownAction
@@ -70,6 +71,8 @@ def _check_text(value: Any, name: str, *, allow_empty: bool = False) -> None:
 def _check_reason(reason: Any, what: str) -> None:
     if not isinstance(reason, dict) or not isinstance(reason.get("code"), str):
         raise InvalidInput(f"{what} is an object with a string code")
+    if reason["code"] in rules.RESERVED_CODES:
+        raise InvalidInput(f"{reason['code']!r} is decided by the policy's rules alone")
 
 
 def _text(detail: str) -> str:

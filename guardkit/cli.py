@@ -241,6 +241,40 @@ def _run_example(name: str) -> int:
     return int(namespace["main"]([]))
 
 
+@main.group()
+def policy() -> None:
+    """Check policy files before an agent is created with them."""
+
+
+@policy.command("check")
+@click.argument("policy_file", type=click.Path(exists=True, dir_okay=False))
+@_json_option
+def policy_check(policy_file: str, as_json: bool) -> None:
+    """Check a .json or .toml policy: every problem named with its path; exit 1 if any."""
+    from pathlib import Path
+
+    from guardkit.errors import PolicyError
+    from guardkit.policy import load_policy
+
+    if not policy_file.endswith((".json", ".toml")):
+        raise click.UsageError("the policy file must end in .json or .toml")
+    try:
+        parsed = load_policy(Path(policy_file))
+    except PolicyError as exc:
+        problems = [{"path": path, "problem": problem} for path, problem in exc.problems]
+        if as_json:
+            click.echo(json.dumps({"ok": False, "problems": problems}, ensure_ascii=False))
+        else:
+            for item in problems:
+                _say(f"{item['path']}: {item['problem']}")
+        sys.exit(EXIT_CHECK_FAILED)
+    rules = sum(
+        len(rule.conditions.rules) for rule in parsed.tools.values() if rule.conditions is not None
+    )
+    summary = {"ok": True, "tools": len(parsed.tools), "rules": rules}
+    _emit(summary, as_json, lambda d: click.echo(f"ok: {d['tools']} tools, {d['rules']} rules"))
+
+
 @main.command()
 @click.argument("agent_id")
 @click.option(
@@ -331,7 +365,7 @@ def pending(agent_id: str, db: str, as_json: bool) -> None:
             )
             why = action.get("approval_reason")
             if why:
-                # A check, not the policy, sent this call here: say which and why.
+                # A rule of the policy or a check sent this call here: say which and why.
                 _say(f"  asks a human because {describe_reason(why)}")
                 if why.get("sources"):
                     _say(f"  labels: {', '.join(why['sources'])}")
@@ -427,11 +461,21 @@ def log(agent_id: str, after: int | None, limit: int | None, db: str, as_json: b
         data = guard.log(agent_id, after, limit)
 
     def render(d: dict[str, Any]) -> None:
+        from guardkit.rules import RESERVED_CODES
+
         for r in d["records"]:
             _say(
                 f"{r['seq']:>5}  {r['timestamp']}  {r['kind']:<18} "
                 f"{json.dumps(r['payload'], ensure_ascii=False)}"
             )
+            payload = r["payload"] if isinstance(r["payload"], dict) else {}
+            why = payload.get("reason")
+            if isinstance(why, dict) and why.get("code") in (*RESERVED_CODES, "invalid_input"):
+                from guardkit.decisions import describe_reason
+
+                _say(f"{'':>7}{describe_reason(why)}")  # the rule that matched, and why
+            elif r["kind"] == "action_allowed" and "rule" in payload:
+                _say(f"{'':>7}allowed by rule {payload['rule']}")
 
     _emit(data, as_json, render)
 

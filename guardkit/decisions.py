@@ -93,6 +93,10 @@ class DenyCode(StrEnum):
     #: An allowed host that did not resolve: the world failed, not the agent (no scar).
     EGRESS_UNRESOLVED = "egress_unresolved"
     UNTRUSTED_PROVENANCE = "untrusted_provenance"
+    #: A rule of the tool's policy matched the input and denies it (``rule``, ``message``).
+    RULE_DENIED = "rule_denied"
+    #: The input does not satisfy the tool's ``input_schema`` (``message``, ``argument``).
+    INVALID_INPUT = "invalid_input"
 
 
 #: The reason code of a request answered from its idempotency record (guardkit's): recorded as
@@ -149,6 +153,8 @@ class Reason(TypedDict, total=False):
     sources: list[str]
     #: ``untrusted_provenance`` that a human may still approve.
     needs: str
+    #: ``rule_denied``/``rule_requires_approval``: the index of the tool's rule that matched.
+    rule: int
     #: ``idempotent_replay``: the action whose result was replayed, and the key.
     of: str
     key: str
@@ -358,6 +364,9 @@ _WORDING = {
     "rejected": "rejected by {by}: {reason}",
     "approval_expired": "approval expired after {ttl}s",
     "approval_timeout": "no approval within {timeout}s",
+    "rule_denied": "tool '{tool}' denied by rule {rule}: {message}",
+    "invalid_input": "invalid input for tool '{tool}': {message}",
+    "rule_requires_approval": "rule {rule} of tool '{tool}' asks for approval: {message}",
 }
 
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from guardkit import limits
+from guardkit import limits, rules
 from guardkit._canonical import canonical_json, check_json_value
 from guardkit.decisions import (
     Action,
@@ -217,10 +217,17 @@ class Engine(EngineReads):
             rule = state.policy.rule_for(tool)
             amount = (declared or 0) if rule is None else max(declared or 0, rule.cost)
             number = self._new_action(tx, state, tool, value, input_json, amount, now)
+            # guardkit: the tool's input_schema and rules (guardkit.rules), after the terminated
+            # and tool_not_allowed checks, before its caps, rate limit and budget.
+            verdict = rules.judge(rule.conditions, tool, value) if rule and state.alive else None
             denial = self._checks(tx, state, tool, amount, now, rule=rule, unlisted=rule is None)
+            if verdict is not None and verdict.denial is not None:
+                denial = verdict.denial
             if denial is not None:
                 return self._deny(tx, state, number, denial, now)
             assert rule is not None
+            if approval_reason is None and verdict is not None:
+                approval_reason = verdict.approval
             if rule.requires_approval or approval_reason is not None:
                 action_id = f"act-{number}"
                 payload: dict[str, Any] = {"action_id": action_id}
@@ -228,7 +235,10 @@ class Engine(EngineReads):
                     payload["reason"] = approval_reason
                 tx.append(state, "approval_required", payload, now, action=number)
                 return Decision(decision="pending_approval", action_id=action_id)
-            return self._allow(tx, state, number, amount, now, approved_by=None, note=None)
+            matched = None if verdict is None else verdict.rule
+            return self._allow(
+                tx, state, number, amount, now, approved_by=None, note=None, rule=matched
+            )
 
     def deny(
         self,
@@ -366,14 +376,17 @@ class Engine(EngineReads):
         *,
         approved_by: str | None,
         note: str | None,
+        rule: int | None = None,
     ) -> Decision:
         action_id = f"act-{number}"
         payload: dict[str, Any] = {"action_id": action_id, "approved_by": approved_by}
         if note is not None:
             payload["note"] = note
+        if rule is not None:
+            payload["rule"] = rule  # guardkit: the allow rule that matched
         text = (
             f'{{"action_id":"{action_id}","approved_by":null}}'
-            if approved_by is None and note is None
+            if approved_by is None and note is None and rule is None
             else None
         )
         tx.append(state, "action_allowed", payload, now, payload_json=text, action=number)

@@ -25,6 +25,8 @@ from typing import Any
 
 from guardkit._canonical import json_problem
 from guardkit.errors import PolicyError
+from guardkit.rules import Conditions, check_conditions
+from guardkit.rules import narrowing_problems as rules_narrowing
 
 __all__ = ["Policy", "RateLimit", "ToolRule", "load_policy"]
 
@@ -37,7 +39,15 @@ _TOP_FIELDS = {
     "approval_ttl",
     "description",
 }
-_RULE_FIELDS = {"cost", "requires_approval", "max_calls", "approval_ttl", "description"}
+_RULE_FIELDS = {
+    "cost",
+    "requires_approval",
+    "max_calls",
+    "approval_ttl",
+    "description",
+    "rules",
+    "input_schema",
+}
 #: Per-tool check sections read by the tool-wrapping layer; the engine stores them untouched.
 CHECK_SECTIONS = frozenset({"paths", "egress", "output", "provenance", "runtime"})
 _MAX_TOOL_NAME = 128
@@ -69,6 +79,9 @@ class ToolRule:
     #: Check sections (``paths``, ``egress``, ``output``, ``provenance``, ``runtime``).
     checks: Mapping[str, Any] = field(default_factory=dict)
     description: str | None = None
+    #: The ``input_schema`` and ordered ``rules`` over the call's input (``guardkit.rules``),
+    #: compiled once; None when the tool has neither.
+    conditions: Conditions | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -80,6 +93,11 @@ class ToolRule:
             out["approval_ttl"] = self.approval_ttl
         if self.description is not None:
             out["description"] = self.description
+        if self.conditions is not None:
+            if self.conditions.input_schema is not None:
+                out["input_schema"] = self.conditions.input_schema
+            if self.conditions.rules:
+                out["rules"] = [rule.to_dict() for rule in self.conditions.rules]
         out.update(self.checks)
         return out
 
@@ -228,6 +246,7 @@ def _rule_narrowing(path: str, child: ToolRule, parent: ToolRule) -> list[tuple[
         child.max_calls is None or child.max_calls > parent.max_calls
     ):
         problems.append((f"{path}.max_calls", f"must be at most the parent's {parent.max_calls}"))
+    problems.extend(rules_narrowing(child.conditions, parent.conditions, path))
     return problems
 
 
@@ -314,6 +333,7 @@ def _parse_rule(data: Any, path: str, problems: list[tuple[str, str]]) -> ToolRu
     description = data.get("description")
     if description is not None and not isinstance(description, str):
         problems.append((f"{path}.description", "must be a string"))
+    conditions = check_conditions(data, path, problems)
     if cost is None or not isinstance(requires_approval, bool):
         return None
     return ToolRule(
@@ -323,6 +343,7 @@ def _parse_rule(data: Any, path: str, problems: list[tuple[str, str]]) -> ToolRu
         approval_ttl=ttl,
         checks=checks,
         description=description,
+        conditions=conditions,
     )
 
 

@@ -114,52 +114,58 @@ def _type_schema(hint: Any) -> dict[str, Any]:
 
 
 def validate(schema: Mapping[str, Any], value: Any, path: str = "") -> list[str]:
-    """Every way ``value`` breaks ``schema`` (the subset ``tool_schema`` writes); ``[]`` if none."""
-    where = path or "arguments"
-    if "anyOf" in schema:
-        if any(not validate(option, value, path) for option in schema["anyOf"]):
-            return []
-        return [f"{where}: {value!r} matches none of the allowed types"]
-    if "enum" in schema and value not in schema["enum"]:
-        return [f"{where}: {value!r} is not one of {schema['enum']!r}"]
-    kind = schema.get("type")
-    if kind is not None and not _is_type(value, kind):
-        return [f"{where}: expected {kind}, got {_json_type(value)}"]
-    if kind == "array":
-        items = schema.get("items", {})
-        return [p for i, item in enumerate(value) for p in validate(items, item, f"{where}[{i}]")]
-    if kind == "object":
-        return _validate_object(schema, value, path)
-    return []
+    """Every way ``value`` breaks ``schema``; ``[]`` if none.
 
+    Judged by the ``jsonschema`` package (draft 2020-12, formats checked), the same validator
+    the guard's ``input_schema`` uses, so a tool's schema means one thing to the model, the
+    adapter and the guard; the problems are worded for the model (``amount: expected number,
+    got string``).
+    """
+    from jsonschema import Draft202012Validator
 
-def _validate_object(schema: Mapping[str, Any], value: Mapping[str, Any], path: str) -> list[str]:
-    prefix = f"{path}." if path else ""
-    properties: Mapping[str, Any] = schema.get("properties", {})
-    extra = schema.get("additionalProperties", True)
-    problems = [
-        f"{prefix}{name}: required field is missing"
-        for name in schema.get("required", ())
-        if name not in value
-    ]
-    for key, item in value.items():
-        if key in properties:
-            problems += validate(properties[key], item, f"{prefix}{key}")
-        elif extra is False:
-            problems.append(f"{prefix}{key}: unexpected field")
-        elif isinstance(extra, Mapping):
-            problems += validate(extra, item, f"{prefix}{key}")
+    from guardkit.rules.schema import format_checker
+
+    checker = Draft202012Validator(schema, format_checker=format_checker())
+    problems: list[str] = []
+    for error in checker.iter_errors(value):
+        for problem in _words(error, path):
+            if problem not in problems:
+                problems.append(problem)
     return problems
 
 
-def _is_type(value: Any, kind: str) -> bool:
-    if kind == "integer":  # JSON Schema counts 2.0 as an integer; JSON itself has one number type
-        if isinstance(value, float):
-            return value.is_integer()
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    return _json_type(value) == kind
+def _where(path: str, parts: Any) -> str:
+    where = path
+    for part in parts:
+        where = (
+            f"{where}[{part}]" if isinstance(part, int) else f"{where}.{part}" if where else part
+        )
+    return where or "arguments"
+
+
+def _words(error: Any, path: str) -> list[str]:
+    """One jsonschema error in the words the adapters have always used."""
+    parts, instance, keyword = list(error.absolute_path), error.instance, error.validator
+    if keyword == "required":
+        missing = [name for name in error.validator_value if name not in instance]
+        return [f"{_where(path, [*parts, name])}: required field is missing" for name in missing]
+    if keyword == "additionalProperties" and error.validator_value is False:
+        known = set(error.schema.get("properties", {}))
+        patterns = list(error.schema.get("patternProperties", {}))
+        extra = [
+            k for k in instance if k not in known and not any(re.search(p, k) for p in patterns)
+        ]
+        return [f"{_where(path, [*parts, key])}: unexpected field" for key in extra]
+    where = _where(path, parts)
+    if keyword == "type":
+        kind = error.validator_value
+        kinds = kind if isinstance(kind, str) else " or ".join(kind)
+        return [f"{where}: expected {kinds}, got {_json_type(instance)}"]
+    if keyword == "enum":
+        return [f"{where}: {instance!r} is not one of {error.validator_value!r}"]
+    if keyword == "anyOf":
+        return [f"{where}: {instance!r} matches none of the allowed types"]
+    return [f"{where}: {error.message}"]
 
 
 def _json_type(value: Any) -> str:

@@ -26,7 +26,7 @@ from guardkit.checks.hosts import allow_entry, ascii_host, host_matches
 from guardkit.decisions import Denial, DenyCode
 from guardkit.errors import PolicyError
 
-__all__ = ["EgressRule", "Resolver", "check_url", "lookup_name", "resolve_host"]
+__all__ = ["EgressRule", "Resolver", "check_url", "lookup_name", "resolve_host", "url_host"]
 
 #: ``getaddrinfo``'s shape; inject a stub in tests (no network).
 Resolver = Callable[..., list[tuple[Any, ...]]]
@@ -133,6 +133,14 @@ def _host_of(url: str, rule: EgressRule) -> tuple[str, int]:
     if not host or any(not (ch.isalnum() or ch in "-._") for ch in host):
         raise ValueError(f"host {host!r} is not a valid name")
     return host, port
+
+
+def url_host(url: str, schemes: tuple[str, ...] = ("http", "https")) -> str:
+    """The normalised host an HTTP client connects to for ``url``; ValueError for anything murky.
+
+    What policy rules match (``x-url-host``): parsed as ``check_url`` parses, without resolving.
+    """
+    return _host_of(url, EgressRule(schemes=schemes))[0]
 
 
 def lookup_name(host: Any) -> str | None:

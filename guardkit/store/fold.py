@@ -14,8 +14,9 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from guardkit._canonical import canonical_json
-from guardkit.decisions import REPLAY_CODE, SCAR_CAP, Reason, Severity
+from guardkit.decisions import REPLAY_CODE, SCAR_CAP, DenyCode, Reason, Severity
 from guardkit.policy import Policy
+from guardkit.rules import APPROVAL_CODE, EFFECTS
 from guardkit.store.state import (
     ALLOWED,
     COMPLETED,
@@ -58,6 +59,9 @@ ACTION_KINDS = frozenset(
     }
 )
 KINDS = ACTION_KINDS | {"genesis", "policy", "scar", "terminated"}
+
+
+RULE_DENIED = DenyCode.RULE_DENIED.value
 
 
 class LedgerInvalid(ValueError):
@@ -116,10 +120,23 @@ def _requested(state: AgentState, seq: int, payload: Any, epoch: float, number: 
     state.statuses.append(REQUESTED)
 
 
+def _rule_named(
+    state: AgentState, tool: str, found: Any, effects: tuple[str, ...], number: int
+) -> None:
+    """A recorded rule index must name a rule of the tool's policy that decides that way."""
+    rule = state.policy.rule_for(tool)
+    rules = rule.conditions.rules if rule is not None and rule.conditions is not None else ()
+    if type(found) is not int or not 0 <= found < len(rules) or rules[found].effect not in effects:
+        raise LedgerInvalid(f"act-{number} names rule {found!r}, which its tool's policy has not")
+
+
 def _approval(state: AgentState, seq: int, payload: Any, epoch: float, number: int) -> None:
     action = _open(state, number, "approval_required")
     if action.pending:
         raise LedgerInvalid(f"act-{number} asked for approval twice")
+    reason = payload.get("reason")
+    if isinstance(reason, dict) and reason.get("code") == APPROVAL_CODE:
+        _rule_named(state, action.tool, reason.get("rule"), ("requires_approval",), number)
     action.pending = True
     state.actions_pending += 1
     state.statuses[number] = PENDING
@@ -133,6 +150,8 @@ def _allowed(state: AgentState, seq: int, payload: Any, epoch: float, number: in
         raise LedgerInvalid(f"act-{number} allowed for a terminated agent")
     if action.cost > state.policy.budget - state.spent:
         raise LedgerInvalid(f"act-{number} allowed beyond the budget")
+    if "rule" in payload:
+        _rule_named(state, action.tool, payload["rule"], ("allow",), number)
     _decided(state, seq, number, action, ALLOWED)
     state.spent += action.cost
     state.actions_allowed += 1
@@ -154,6 +173,8 @@ def _denied(state: AgentState, seq: int, payload: Any, epoch: float, number: int
         raise LedgerInvalid(f"denial for act-{number}, which is not waiting for a decision")
     _decided(state, seq, number, action, DENIED)
     reason = payload.get("reason")
+    if isinstance(reason, dict) and reason.get("code") == RULE_DENIED:
+        _rule_named(state, action.tool, reason.get("rule"), EFFECTS, number)
     if not (isinstance(reason, dict) and reason.get("code") == REPLAY_CODE):
         state.actions_denied += 1  # a replayed idempotent result is recorded, not a denial
 

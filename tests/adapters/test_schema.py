@@ -147,3 +147,22 @@ arguments = st.fixed_dictionaries(
 def test_validation_agrees_with_jsonschema(args):
     expected = jsonschema.Draft202012Validator(SCHEMA).is_valid(args)
     assert (validate(SCHEMA, args) == []) == expected
+
+
+def test_the_adapters_validate_with_the_guards_json_schema_library():
+    """Formats and every other draft 2020-12 keyword mean what they mean to the guard."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "to": {"type": "string", "format": "email"},
+            "amount": {"type": "number", "exclusiveMinimum": 0},
+            "items": {"type": "array", "items": {"type": "object", "required": ["sku"]}},
+        },
+        "required": ["to"],
+    }
+    assert validate(schema, {"to": "a@b.example", "amount": 3}) == []
+    assert validate(schema, {"to": "nobody", "amount": 0, "items": [{"sku": 1}, {}]}) == [
+        "to: 'nobody' is not a 'email'",
+        "amount: 0 is less than or equal to the minimum of 0",
+        "items[1].sku: required field is missing",
+    ]

@@ -244,3 +244,53 @@ def test_checkpoint_and_verify_against_it_and_a_pinned_key(tmp_path) -> None:
     assert cut.returncode == 1
     assert "cut off" in json.loads(cut.stdout)["failure"]["reason"]
     assert guardkit("verify", "--db", db).returncode == 2  # neither an agent nor --file
+
+
+def test_log_and_pending_show_the_rule_that_matched(tmp_path) -> None:
+    db = str(tmp_path / "guard.db")
+    rules = [
+        {"when": {"properties": {"to": {"pattern": "@evil"}}}, "effect": "deny",
+         "reason": "no evil"},
+        {"when": {"properties": {"amount": {"minimum": 100}}}, "effect": "requires_approval",
+         "reason": "big payments need a human"},
+        {"when": {}, "effect": "allow"},
+    ]  # fmt: skip
+    with Guard(db) as guard:
+        guard.create_agent("bot", {"budget": 100, "tools": {"pay": {"cost": 0, "rules": rules}}})
+        agent = guard.agent("bot")
+        agent.request("pay", {"to": "a@evil", "amount": 1})
+        agent.request("pay", {"to": "a@ours", "amount": 500})
+        agent.request("pay", {"to": "a@ours", "amount": 5})
+    log = guardkit("log", "bot", "--db", db)
+    assert log.returncode == 0, log.stderr
+    assert "tool 'pay' denied by rule 0: no evil" in log.stdout
+    assert "rule 1 of tool 'pay' asks for approval: big payments need a human" in log.stdout
+    assert "allowed by rule 2" in log.stdout
+    pending = guardkit("pending", "bot", "--db", db)
+    assert "asks a human because rule 1 of tool 'pay' asks for approval" in pending.stdout
+    assert '"amount": 500' in pending.stdout
+
+
+def test_policy_check_names_every_problem(tmp_path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        'budget = 5\n[tools.pay]\ncost = 1\n[[tools.pay.rules]]\neffect = "deny"\n'
+        'reason = "r"\nwhen = { properties = { amount = { minimum = "x" } } }\n'
+        '[[tools.pay.rules]]\neffect = "maybe"\nwhen = {}\n',
+        encoding="utf-8",
+    )
+    done = guardkit("policy", "check", str(bad))
+    assert done.returncode == 1
+    assert "tools.pay.rules[0].when.properties.amount.minimum: 'x' is not of type" in done.stdout
+    assert "tools.pay.rules[1].effect: must be" in done.stdout
+    shown = json.loads(guardkit("policy", "check", str(bad), "--json").stdout)
+    assert shown["ok"] is False
+    good = tmp_path / "good.json"
+    good.write_text(
+        json.dumps(
+            {"budget": 5, "tools": {"pay": {"cost": 1, "rules": [{"when": {}, "effect": "allow"}]}}}
+        ),
+        encoding="utf-8",
+    )
+    done = guardkit("policy", "check", str(good))
+    assert (done.returncode, done.stdout.strip()) == (0, "ok: 1 tools, 1 rules")

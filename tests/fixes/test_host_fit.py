@@ -182,11 +182,27 @@ def test_dependency_is_added_once(
 
 
 def test_policy_skeleton_loads_and_holds_destructive_tools_for_approval() -> None:
-    policy = guardkit.load_policy(render_policy(["delete_file", "search", "sendEmail"], 12))
+    text = render_policy(["delete_file", "search", "sendEmail", "pay_invoice", "run_shell"], 12)
+    policy = guardkit.load_policy(text)
     assert policy.tools["llm_turn"].max_calls == 12
-    assert policy.tools["delete_file"].requires_approval
-    assert policy.tools["sendEmail"].requires_approval
-    assert not policy.tools["search"].requires_approval
+    for name in ("delete_file", "sendEmail", "pay_invoice", "run_shell"):
+        tool = policy.tools[name]
+        # An approval rule to narrow, not requires_approval on every call for good.
+        assert not tool.requires_approval
+        assert tool.conditions is not None
+        assert [r.effect for r in tool.conditions.rules] == ["requires_approval"]
+    assert policy.tools["search"].conditions is None
+    # Each suggested narrowing is itself a valid rule once uncommented.
+    hints = [line.split("e.g. ", 1)[1] for line in text.splitlines() if "e.g. when" in line]
+    assert len(hints) == 4
+    for hint in hints:
+        narrowed = text.replace("when = {}", hint, 1).replace("[tools.search]\ncost = 1", "")
+        guardkit.load_policy(narrowed)
+    with guardkit.Guard(":memory:") as guard:
+        guard.create_agent("bot", policy)
+        agent = guard.agent("bot")
+        assert agent.request("search", {"q": "x"})["decision"] == "allowed"
+        assert agent.request("delete_file", {"path": "/tmp/x"})["decision"] == "pending_approval"
     assert [n for n in ("run_shell", "pay_invoice", "list_files") if is_destructive(n)] == [
         "run_shell",
         "pay_invoice",
@@ -254,3 +270,23 @@ def test_follow_ups_are_printed(tmp_path: Path) -> None:
     assert "GK201 tool wipe" in result.output
     assert "GK102 model call Runner.run" in result.output
     assert "guardkit" not in (tmp_path / "agents_run.py").read_text()
+
+
+def test_policy_skeleton_proposes_an_input_schema_from_the_signature() -> None:
+    import ast
+
+    from guardkit.codemods.policy_skeleton import input_schemas
+
+    code = "def delete_file(path: str, force: bool = False, *, why=None) -> None: ...\n"
+    text = render_policy(["delete_file"], 3, input_schemas(ast.parse(code)))
+    proposed = [line for line in text.splitlines() if line.startswith("# input_schema = ")]
+    assert len(proposed) == 1
+    policy = guardkit.load_policy(text.replace(proposed[0], proposed[0][2:]))
+    with guardkit.Guard(":memory:") as guard:
+        guard.create_agent("bot", policy)
+        agent = guard.agent("bot")
+        good = {"path": "/tmp/x", "force": False, "why": None}
+        assert agent.request("delete_file", good)["decision"] == "pending_approval"
+        bad = agent.request("delete_file", {"path": 1, "force": False, "why": None})
+        assert bad["reason"]["code"] == "invalid_input"
+        assert agent.request("delete_file", {"path": "/x"})["reason"]["code"] == "invalid_input"

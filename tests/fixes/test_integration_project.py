@@ -80,7 +80,9 @@ def test_integrations_across_modules(shop: Path) -> None:
     assert deps == ["langchain>=1", "guardkit[langchain,mcp]>=0.1"]
     policy = guardkit.load_policy((shop / "guardkit-policy.toml").read_text())
     assert set(policy.tools) == {"llm_turn", "refund", "lookup_order", "cancel_order"}
-    assert policy.tools["refund"].requires_approval
+    refund = policy.tools["refund"].conditions
+    assert refund is not None
+    assert [r.effect for r in refund.rules] == ["requires_approval"]
     assert [f for r in scan(str(shop)) for f in r.findings] == []
     again = CliRunner().invoke(fix_command, [str(shop)])
     assert "would change 0 of 4 files" in again.output

@@ -188,6 +188,21 @@ def test_why_a_check_asked_a_human(server: Server, page: Any) -> None:
     assert "Labels: untrusted:read_inbox:act-1" in text
 
 
+def test_why_a_rule_asked_a_human(server: Server, page: Any) -> None:
+    rule = {
+        "when": {"properties": {"amount": {"exclusiveMinimum": 100}}},
+        "effect": "requires_approval",
+        "reason": "payments over 100 need a human",
+    }
+    policy = {"budget": 100, "scar_limit": 10, "tools": {"pay": {"cost": 0, "rules": [rule]}}}
+    agent_id, token = server.new_agent(policy)
+    with AgentClient(server.url, agent_id, token) as client:
+        assert client.request("pay", {"amount": 500})["decision"] == "pending_approval"
+    text = _queue_item(page, agent_id).text_content()
+    assert "Asks a human because rule 0 of the policy for pay matched: payments over 100" in text
+    assert '"amount": 500' in text
+
+
 def test_the_log_shows_the_newest_records_first_with_pages(server: Server, page: Any) -> None:
     policy = {"budget": 1000, "scar_limit": 10, "tools": {"read": {"cost": 0}}}
     agent_id, token = server.new_agent(policy)

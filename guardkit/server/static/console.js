@@ -103,7 +103,11 @@ async function showPending(agentId, queue) {
     box.append(el("strong", agentId + " / " + action.action_id + ": " + action.tool));
     box.append(el("span", " cost " + action.cost + ", requested " + item.requested_at));
     const why = action.approval_reason;
-    if (why) {
+    if (why && why.code === "rule_requires_approval") {
+      // A rule of the tool's policy matched this input: name it and give its reason.
+      box.append(el("p", "Asks a human because rule " + why.rule + " of the policy for " +
+        why.tool + " matched: " + (why.message || ""), { class: "why" }));
+    } else if (why) {
       // A check, not the policy, sent this one call to a human: say which and why.
       box.append(el("p", "Asks a human because " + why.code + ": " + (why.message || ""),
         { class: "why" }));
