@@ -136,10 +136,13 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
     """Dispatch sites through unknown tables, one per lookup (``known``: ids of calls already
     reported)."""
     tree, chosen, params = guards.tree, guards.chosen, guards.tool_params
-    named = bool(chosen) or may_choose(tree)
+    # what selects a callee: the names known here and those the flow followed; only ``chosen``
+    # (an MCP handler's name) also counts as the tool's input
+    names = chosen | guards.named
+    named = bool(names) or may_choose(tree)
     if not (named or params):
         return
-    aliases = _aliases(tree, chosen) if named else {}
+    aliases = _aliases(tree, names) if named else {}
     # a tool's own parameters: a table entry picked by one and run (a sub-agent by the name the
     # model wrote), not data read by one (``files[path]``, ``client.get_collection(name)``)
     picked = _aliases(tree, params, strict=True) if params else {}
@@ -150,8 +153,8 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
         # the lookup first: most calls are none, and the input test walks the arguments
         lookup = None
         if named:
-            lookup = _lookup_of(call.func, tree, chosen, aliases)
-            lookup = lookup or _handed_lookup(call, tree, chosen)
+            lookup = _lookup_of(call.func, tree, names, aliases)
+            lookup = lookup or _handed_lookup(call, tree, names)
         if lookup is not None and not takes_tool_input(call, tree, chosen):
             lookup = None
         if lookup is None and params and _runs(call):
