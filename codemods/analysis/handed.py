@@ -203,7 +203,29 @@ class _Resolver:
             return
         name = self.values.qualify(dotted(func))
         if name and name.rpartition(".")[2][:1].isupper():
-            names.append(name)  # a tool object built from a class of the project
+            # a tool object built from a class of the project; one built from tool objects
+            # (``ToolCollection(ScreenTool(), TerminalTool())``) holds them
+            held: list[str] = []
+            for arg in call.args:
+                if isinstance(arg, (ast.Call, ast.Starred)):
+                    self._walk(arg, at, out, held, seen, depth + 1)
+            names.extend(held or [name])
+        elif isinstance(func, ast.Attribute) and self._holds(func.value, at):
+            # ``tools=collection.to_params()``: the schema of the objects the receiver holds
+            self._walk(func.value, at, out, names, seen, depth + 1)
+
+    def _holds(self, receiver: ast.expr, at: ast.AST) -> bool:
+        """A variable, or an attribute the class's methods store a value in (not a method or a
+        property: what those return is not followed here)."""
+        if isinstance(receiver, ast.Name):
+            return True
+        cls = self.tree.class_of(at)
+        return (
+            _on_self(receiver)
+            and cls is not None
+            and isinstance(receiver, ast.Attribute)
+            and (cls, receiver.attr) in self.assigned
+        )
 
     def _name(
         self,

@@ -26,9 +26,29 @@ EXPECTED = {
     ("desk/agent.py", 14, "GK202", "HANDLERS.get(fn_id)"),
     ("desk/agent.py", 19, "GK101", "client.chat.completions.create"),
     ("desk/agent.py", 20, "GK102", "client.chat.completions.create"),
+    # the table it looks up (imported): functions, what lambdas call, what partials wrap
+    ("desk/handlers.py", 5, "GK201", "_lookup"),
+    ("desk/handlers.py", 9, "GK201", "_close"),
+    ("desk/handlers.py", 13, "GK201", "_run"),
+    # a name->lambda table of the module itself
+    ("desk/inline.py", 6, "GK201", "refund"),
+    ("desk/inline.py", 10, "GK201", "status"),
+    ("desk/inline.py", 21, "GK102", "client.messages.create"),
+    ("desk/inline.py", 27, "GK202", "TOOL_HANDLERS.get(block.name)"),
+    # a computer-use loop: tool objects handed positionally to a collection whose schema
+    # (``collection.to_params()``) is sent and whose ``run(name=..., tool_input=...)`` dispatches
+    ("pilot/loop.py", 9, "GK101", "client.beta.messages.create"),
+    ("pilot/loop.py", 10, "GK102", "client.beta.messages.create"),
+    ("pilot/tools.py", 18, "GK201", "ScreenTool.__call__"),
+    ("pilot/tools.py", 25, "GK201", "TerminalTool.__call__"),
+    ("pilot/tools.py", 41, "GK202", "self.tool_map.get(name)"),
     # the model call in a helper of another module
     ("rover/loop.py", 9, "GK101", "model.query"),
     ("rover/model.py", 7, "GK102", "_client.chat.completions.create"),
+    # tools whose bodies only use paths and files (``Path(tool_name).read_text(...)``): no GK202
+    ("scribe/server.py", 10, "GK201", "write_note"),
+    ("scribe/server.py", 18, "GK201", "read_note"),
+    ("scribe/server.py", 23, "GK102", "client.chat.completions.create"),
     # runner loops over what a person types (a helper, a thread): no GK101
     ("termbot/agent.py", 5, "GK201", "word_count"),
     ("termbot/agent.py", 17, "GK102", "Runner.run_sync"),
