@@ -14,7 +14,7 @@ from .calls import CallIndex, ModelCall, classify_calls
 from .catalog import DEFAULT_CATALOG, SOURCE_READERS, Catalog
 from .chosen import may_choose
 from .dispatch import find_dispatch
-from .flow import MODEL_NAME, follow_names, seeds_from_env
+from .flow import MODEL_NAME, follow_names, output_runs, seeds_from_env
 from .guards import Guards
 from .handed import hand_over
 from .handlers import handler_tools
@@ -176,6 +176,18 @@ def _follow_chosen(
         summary["arguments"] = sorted(known | passed)
 
 
+def _runs_model_output(
+    tree: Tree, values: Values, guards: Guards, calls: CallIndex, helpers: list[ModelCall]
+) -> set[str]:
+    """``type:`` refs of project methods run, without a guard request, on what a model
+    returned (``env.execute(extract_action(reply))``): tools."""
+    sources = [c.node for c in (*calls.model, *helpers) if isinstance(c.node, ast.Call)]
+    if not sources:
+        return set()
+    found = output_runs(tree, values, sources, lambda c: call_ref(c, values))
+    return {r for c in found if not guards.request_before(c) and (r := call_ref(c, values))}
+
+
 def analyze(
     module: ast.Module,
     catalog: Catalog = DEFAULT_CATALOG,
@@ -219,6 +231,7 @@ def analyze(
     known = {id(d.node) for d in (*dispatches, *branched)} | {id(c) for c in raising}
     looked_up = list(dynamic_dispatch(guards, known))
     runs = {r for d in looked_up if not d.guarded for r in d.runs}
+    runs |= _runs_model_output(tree, values, guards, calls, helpers)
     # a lookup inside an MCP ``call_tool`` handler is reported as the handler
     more_dispatches += [d for d in looked_up if not _inside(tree, d.node, handler_defs)]
     summary["tools"] = sorted({*summary["tools"], *handlers.refs, *runs})

@@ -17,18 +17,22 @@ import ast
 from collections.abc import Callable, Iterable
 
 from .chosen import reads_tool_name
+from .project import TOOL_METHODS
 from .tree import FUNCTION_NODES, Tree
 from .values import Values
 
-__all__ = ["MODEL_NAME", "follow_names", "seeds_from_env"]
+__all__ = ["MODEL_NAME", "follow_names", "output_runs", "seeds_from_env"]
 
 #: the kind of a parameter that receives a model-chosen tool name from a caller
 MODEL_NAME = "model:name"
+#: methods through which a project object runs what it is given
+RUN_METHODS = frozenset(TOOL_METHODS)
 #: a value that holds a chosen name itself (not in one of its positions)
 _WHOLE = -1
 _ROUNDS = 4
 
 Pair = tuple[ast.AST, str]
+Def = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 class _Flow:
@@ -40,6 +44,8 @@ class _Flow:
         for pair in seeds:
             self.held.setdefault(pair, set()).add(_WHOLE)
         self.calls: list[ast.Call] = []
+        #: ids of the calls of the module's own functions
+        self.local: set[int] = set()
 
     def positions(self, expr: ast.expr) -> set[int]:
         """Which positions of ``expr``'s value hold a chosen name (``_WHOLE``: the value)."""
@@ -86,7 +92,15 @@ class _Flow:
         loops = [(n.target, n.iter) for n in fors]
         for comp in tree.nodes(ast.comprehension):
             loops.append((comp.target, comp.iter))
-        calls = self.calls = tree.nodes(ast.Call)
+        self.calls = tree.nodes(ast.Call)
+        local: list[tuple[ast.Call, Def, list[str]]] = []
+        for call in self.calls:
+            callee = self.values.callee(call, call)
+            if callee is not None:
+                func, skip = callee
+                params = [p.arg for p in (*func.args.posonlyargs, *func.args.args)][skip:]
+                local.append((call, func, params))
+        self.local = {id(call) for call, _, _ in local}
         for _ in range(_ROUNDS):
             changed = False
             for assign in assigns:
@@ -96,26 +110,22 @@ class _Flow:
             for target, iterable in loops:
                 # each element of what the loop runs over holds the positions the whole does
                 changed |= self.bind(target, self.positions(iterable))
-            for call in calls:
-                changed |= self._pass(call)
+            for call, func, params in local:
+                changed |= self._pass(call, func, params)
             if not changed:
                 break
 
-    def _pass(self, call: ast.Call) -> bool:
+    def _pass(self, call: ast.Call, func: Def, params: list[str]) -> bool:
         """A chosen name passed to a function of the module reaches its parameter."""
-        target = self.values.callee(call, call)
-        if target is None:
-            return False
-        func, skip = target
-        params = [*func.args.posonlyargs, *func.args.args][skip:]
         changed = False
-        for index, arg in enumerate(call.args):
-            if index < len(params) and _WHOLE in self.positions(arg):
-                changed |= self._param(func, params[index].arg)
-        names = {p.arg for p in (*params, *func.args.kwonlyargs)}
+        for index, arg in enumerate(call.args[: len(params)]):
+            if _WHOLE in self.positions(arg):
+                changed |= self._param(func, params[index])
         for keyword in call.keywords:
-            if keyword.arg in names and _WHOLE in self.positions(keyword.value):
-                changed |= self._param(func, keyword.arg)
+            if keyword.arg is not None and _WHOLE in self.positions(keyword.value):
+                names = {*params, *(p.arg for p in func.args.kwonlyargs)}
+                if keyword.arg in names:
+                    changed |= self._param(func, keyword.arg)
         return changed
 
     def _param(self, func: ast.AST, name: str) -> bool:
@@ -138,7 +148,7 @@ def follow_names(
     passed: set[tuple[str, int, str]] = set()
     for call in flow.calls:
         held = [i for i, a in enumerate(call.args) if _WHOLE in flow.positions(a)]
-        if not held or values.callee(call, call) is not None:
+        if not held or id(call) in flow.local:
             continue
         ref = ref_of(call)
         if ref and ":" not in ref:
@@ -156,4 +166,83 @@ def seeds_from_env(
         params = kinds.get(owner or "")
         if params:
             found |= {(func, name) for name, kind in params.items() if kind == MODEL_NAME}
+    return found
+
+
+class _Reply:
+    """What a model returned, followed through the functions that asked for it."""
+
+    def __init__(self, tree: Tree, sources: list[ast.Call]) -> None:
+        self.tree = tree
+        self.ids = {id(c) for c in sources}
+        self.scopes = {tree.function_of(c) for c in sources}
+        self.held: set[Pair] = set()
+
+    def derived(self, expr: ast.expr) -> bool:
+        while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Await)):
+            expr = expr.value
+        if isinstance(expr, ast.Name):
+            return (self.tree.function_of(expr), expr.id) in self.held
+        if not isinstance(expr, ast.Call):
+            return False
+        if id(expr) in self.ids:
+            return True
+        return isinstance(expr.func, ast.Name) and any(self.derived(a) for a in expr.args)
+
+    def bind(self, target: ast.expr) -> bool:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            return any([self.bind(e) for e in target.elts])  # noqa: C419 (bind every element)
+        if not isinstance(target, ast.Name):
+            return False
+        key = (self.tree.function_of(target), target.id)
+        if key in self.held:
+            return False
+        self.held.add(key)
+        return True
+
+    def run(self) -> None:
+        tree = self.tree
+        flows = [(a.targets, a.value) for a in tree.nodes(ast.Assign)]
+        fors: list[ast.For | ast.AsyncFor] = [*tree.nodes(ast.For), *tree.nodes(ast.AsyncFor)]
+        flows += [([n.target], n.iter) for n in fors]
+        flows = [(t, v) for t, v in flows if tree.function_of(v) in self.scopes]
+        for _ in range(_ROUNDS):
+            changed = False
+            for targets, value in flows:
+                if self.derived(value):
+                    for target in targets:
+                        changed |= self.bind(target)
+            if not changed:
+                break
+
+
+def output_runs(
+    tree: Tree, values: Values, sources: list[ast.Call], ref_of: Callable[[ast.Call], str | None]
+) -> set[ast.Call]:
+    """Calls of a project object's run method (``env.execute(action)``) handed what a model
+    returned, in the loop that asked the model: ``sources`` are the calls that return a model's
+    reply (model calls, helpers reaching one). The reply is followed through assignments,
+    ``for`` targets, fields and items, and plain functions given it (a parser:
+    ``extract_action(text)``); only ``type:`` refs are kept (a method of a project class):
+    that method runs what the model wrote, a tool. A call also given the name of the tool the
+    model chose (``collection.run(name=block.name, ...)``) selects a tool, it is none."""
+    reply = _Reply(tree, sources)
+    reply.run()
+    turns = {id(ctx.loop) for c in sources for ctx in tree.loops_of(c)}
+    found: set[ast.Call] = set()
+    for call in tree.nodes(ast.Call):
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr in RUN_METHODS):
+            continue
+        if tree.function_of(call) not in reply.scopes:
+            continue
+        if not any(id(ctx.loop) in turns for ctx in tree.loops_of(call)):
+            continue
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        if any(reads_tool_name(a) for a in arguments):
+            continue
+        if any(reply.derived(a) for a in arguments):
+            ref = ref_of(call)
+            if ref and ref.startswith("type:"):
+                found.add(call)
     return found

@@ -1,8 +1,8 @@
 """The static pass on agent code in shapes it was not tuned on (issue 20): values the model
-returns followed through assignments, tuples, comprehensions and the parameters of helpers in
-other modules; tool objects kept in attributes and listed through a schema method; framework
-runner loops paced by a person through a helper or a thread are not agent loops; a tool body
-that only uses a path or a file is not dispatch."""
+returns (tool names, reply text) followed through assignments, tuples, comprehensions and the
+parameters of helpers in other modules; tool objects kept in attributes and listed through a
+schema method; framework runner loops paced by a person through a helper or a thread are not
+agent loops; a tool body that only uses a path or a file is not dispatch."""
 
 from __future__ import annotations
 
@@ -42,7 +42,9 @@ EXPECTED = {
     ("pilot/tools.py", 18, "GK201", "ScreenTool.__call__"),
     ("pilot/tools.py", 25, "GK201", "TerminalTool.__call__"),
     ("pilot/tools.py", 41, "GK202", "self.tool_map.get(name)"),
-    # the model call in a helper of another module
+    # the model call in a helper of another module; an environment object run on the action
+    # parsed out of the model's reply, in the loop that asked for it
+    ("rover/environment.py", 8, "GK201", "Sandbox.execute"),
     ("rover/loop.py", 9, "GK101", "model.query"),
     ("rover/model.py", 7, "GK102", "_client.chat.completions.create"),
     # tools whose bodies only use paths and files (``Path(tool_name).read_text(...)``): no GK202
