@@ -24,6 +24,7 @@ from fnmatch import fnmatch
 from functools import partial
 from pathlib import Path
 
+from .analysis.flow import MODEL_NAME
 from .analysis.project import Env, ProjectIndex
 from .cache import Record, ScanCache, digest
 from .config import Config
@@ -121,7 +122,8 @@ def _analyse(
 def _demanded(records: dict[str, Record], forced: set[str]) -> set[str]:
     """Qualified names the summaries point to: tools handed to a model (and the collections
     that list them), and functions of the same top-level package called in loops (where a
-    bound may be enforced) or by tools (where a dispatch helper may run more tools)."""
+    bound may be enforced), by tools (where a dispatch helper may run more tools) or with a
+    model-chosen tool name (where it may be dispatched)."""
     wanted: set[str] = set()
     for path, record in records.items():
         summary = record.summary
@@ -136,6 +138,8 @@ def _demanded(records: dict[str, Record], forced: set[str]) -> set[str]:
         for tool in summary["defined"]:
             if tool in summary["functions"]:
                 called += summary["functions"][tool]["calls"]
+        # and the functions handed a model-chosen tool name (a dispatch may be there)
+        called += [ref for ref, _, kind in summary["arguments"] if kind == MODEL_NAME]
         for ref in called:
             name = ref.rpartition(":")[2]
             if name.partition(".")[0] == root:

@@ -90,15 +90,16 @@ def _chosen_branches(guards: Guards) -> list[tuple[list[ast.stmt], str]]:
     ``match <tool name>:``."""
     found: list[tuple[list[ast.stmt], str]] = []
     tree = guards.tree
+    chosen = guards.chosen | guards.named
     for node in tree.nodes(ast.If):
         test = node.test
         if not (isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.Eq)):
             continue
         right = test.comparators[0]
-        if model_chosen(test.left, tree, guards.chosen) and isinstance(right, ast.Constant):
+        if model_chosen(test.left, tree, chosen) and isinstance(right, ast.Constant):
             found.append((node.body, str(right.value)))
     for match in tree.nodes(ast.Match):
-        if not model_chosen(match.subject, tree, guards.chosen):
+        if not model_chosen(match.subject, tree, chosen):
             continue
         for case in match.cases:
             pattern = case.pattern

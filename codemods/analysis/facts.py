@@ -12,7 +12,9 @@ from dataclasses import dataclass, replace
 
 from .calls import CallIndex, ModelCall, classify_calls
 from .catalog import DEFAULT_CATALOG, SOURCE_READERS, Catalog
+from .chosen import may_choose
 from .dispatch import find_dispatch
+from .flow import MODEL_NAME, follow_names, output_runs, seeds_from_env
 from .guards import Guards
 from .handed import hand_over
 from .handlers import handler_tools
@@ -24,7 +26,7 @@ from .recursion import unbounded_recursions
 from .risks import denial_escapes, model_supplied_costs
 from .summary import Summary, call_ref, owner_of, qualified, summarize
 from .tools import Dispatch, ToolSite, find_tools
-from .tree import Tree, dotted
+from .tree import FUNCTION_NODES, Tree, dotted
 from .values import Values
 
 __all__ = ["ModuleFacts", "analyze"]
@@ -154,6 +156,38 @@ def _qualified(tree: Tree, func: ast.AST, values: Values) -> str:
     return qualified(values.module, name)
 
 
+def _follow_chosen(
+    tree: Tree, values: Values, guards: Guards, env: Env, summary: Summary, agentic: bool
+) -> None:
+    """Add the variables and parameters a model-chosen tool name flows into to
+    ``guards.named``, and record the chosen names passed to other modules' functions. Followed
+    from the tool calls of a module that calls a model (``agentic``), or from the parameters
+    that receive a chosen name from elsewhere."""
+    seeds = set(guards.chosen)
+    kinds = env.kind_map() if any(k == MODEL_NAME for _, _, k in env.kinds) else {}
+    if kinds:
+        defs = tree.nodes(*FUNCTION_NODES)
+        seeds |= seeds_from_env(tree, kinds, {id(d): _qualified(tree, d, values) for d in defs})
+    if not (seeds or (agentic and may_choose(tree))):
+        return
+    guards.named, passed = follow_names(tree, values, seeds, lambda c: call_ref(c, values))
+    if passed:
+        known = {(ref, index, kind) for ref, index, kind in summary["arguments"]}
+        summary["arguments"] = sorted(known | passed)
+
+
+def _runs_model_output(
+    tree: Tree, values: Values, guards: Guards, calls: CallIndex, helpers: list[ModelCall]
+) -> set[str]:
+    """``type:`` refs of project methods run, without a guard request, on what a model
+    returned (``env.execute(extract_action(reply))``): tools."""
+    sources = [c.node for c in (*calls.model, *helpers) if isinstance(c.node, ast.Call)]
+    if not sources:
+        return set()
+    found = output_runs(tree, values, sources, lambda c: call_ref(c, values))
+    return {r for c in found if not guards.request_before(c) and (r := call_ref(c, values))}
+
+
 def analyze(
     module: ast.Module,
     catalog: Catalog = DEFAULT_CATALOG,
@@ -189,12 +223,15 @@ def analyze(
     handlers = handler_tools(guards, handler_defs)
     tools += handlers.tools
     guards.tool_params.update(_tool_parameters(tools))
-    more_tools, branched, raising = find_dispatch(guards, _agentic(tree, bool(calls.model)))
+    agentic = _agentic(tree, bool(calls.model))
+    _follow_chosen(tree, values, guards, env, summary, agentic)
+    more_tools, branched, raising = find_dispatch(guards, agentic)
     # a dispatch inside an MCP ``call_tool`` handler is reported as the handler
     more_dispatches = [d for d in branched if not _inside(tree, d.node, handler_defs)]
     known = {id(d.node) for d in (*dispatches, *branched)} | {id(c) for c in raising}
     looked_up = list(dynamic_dispatch(guards, known))
     runs = {r for d in looked_up if not d.guarded for r in d.runs}
+    runs |= _runs_model_output(tree, values, guards, calls, helpers)
     # a lookup inside an MCP ``call_tool`` handler is reported as the handler
     more_dispatches += [d for d in looked_up if not _inside(tree, d.node, handler_defs)]
     summary["tools"] = sorted({*summary["tools"], *handlers.refs, *runs})

@@ -39,6 +39,9 @@ class Guards:
         #: ``(function, parameter)`` pairs that hold a model-chosen tool name (an MCP
         #: ``call_tool`` handler's name); filled as tools are found
         self.chosen: set[tuple[ast.AST, str]] = set()
+        #: ``(function, variable)`` pairs a model-chosen tool name flows into (``flow.py``):
+        #: they select a callee, they are not the tool's input
+        self.named: set[tuple[ast.AST, str]] = set()
         #: ``(tool function, parameter)``: what the model wrote for a tool found in the module
         self.tool_params: set[tuple[ast.AST, str]] = set()
         for assign in tree.nodes(ast.Assign):

@@ -141,6 +141,11 @@ class _Resolver:
             for target in targets:
                 if isinstance(target, ast.Name) and node.value is not None:
                     self.assigned[(scope, target.id)].append(node.value)
+                elif _on_self(target) and node.value is not None:
+                    cls = tree.class_of(node)
+                    if cls is not None and isinstance(target, ast.Attribute):
+                        # ``self.tools = [ShellTool(), ...]`` in any method of the class
+                        self.assigned[(cls, target.attr)].append(node.value)
         for call in tree.nodes(ast.Call):
             func = call.func
             grows = isinstance(func, ast.Attribute) and func.attr in _GROWERS and call.args
@@ -172,7 +177,7 @@ class _Resolver:
         elif isinstance(expr, ast.Name):
             self._name(expr, at, out, names, seen, depth)
         elif isinstance(expr, ast.Attribute):
-            self._attribute(expr, at, names)
+            self._attribute(expr, at, out, names, seen, depth)
         else:
             for part in _parts(expr):
                 self._walk(part, at, out, names, seen, depth + 1)
@@ -198,7 +203,29 @@ class _Resolver:
             return
         name = self.values.qualify(dotted(func))
         if name and name.rpartition(".")[2][:1].isupper():
-            names.append(name)  # a tool object built from a class of the project
+            # a tool object built from a class of the project; one built from tool objects
+            # (``ToolCollection(ScreenTool(), TerminalTool())``) holds them
+            held: list[str] = []
+            for arg in call.args:
+                if isinstance(arg, (ast.Call, ast.Starred)):
+                    self._walk(arg, at, out, held, seen, depth + 1)
+            names.extend(held or [name])
+        elif isinstance(func, ast.Attribute) and self._holds(func.value, at):
+            # ``tools=collection.to_params()``: the schema of the objects the receiver holds
+            self._walk(func.value, at, out, names, seen, depth + 1)
+
+    def _holds(self, receiver: ast.expr, at: ast.AST) -> bool:
+        """A variable, or an attribute the class's methods store a value in (not a method or a
+        property: what those return is not followed here)."""
+        if isinstance(receiver, ast.Name):
+            return True
+        cls = self.tree.class_of(at)
+        return (
+            _on_self(receiver)
+            and cls is not None
+            and isinstance(receiver, ast.Attribute)
+            and (cls, receiver.attr) in self.assigned
+        )
 
     def _name(
         self,
@@ -228,15 +255,41 @@ class _Resolver:
         if name:
             names.append(name)
 
-    def _attribute(self, expr: ast.Attribute, at: ast.AST, names: list[str]) -> None:
-        if isinstance(expr.value, ast.Name) and expr.value.id == "self":
+    def _attribute(
+        self,
+        expr: ast.Attribute,
+        at: ast.AST,
+        out: Handed,
+        names: list[str],
+        seen: set[tuple[ast.AST, str]],
+        depth: int,
+    ) -> None:
+        if _on_self(expr):
             cls = self.tree.class_of(at)
-            if cls is not None:
-                names.append(f"self:{self.values.local_name(cls.name)}.{expr.attr}")
+            if cls is None:
+                return
+            key = (cls, expr.attr)
+            if key in self.assigned:
+                # an attribute the class's methods set: what they store there
+                if key not in seen:
+                    seen.add(key)
+                    for value in self.assigned[key]:
+                        self._walk(value, value, out, names, seen, depth + 1)
+                return
+            names.append(f"self:{self.values.local_name(cls.name)}.{expr.attr}")
             return
         name = self.values.qualify(dotted(expr))
         if name:
             names.append(name)
+
+
+def _on_self(expr: ast.expr) -> bool:
+    """``self.name``."""
+    return (
+        isinstance(expr, ast.Attribute)
+        and isinstance(expr.value, ast.Name)
+        and expr.value.id == "self"
+    )
 
 
 def _hook_registrars(tree: Tree, values: Values) -> set[tuple[ast.AST, str]]:

@@ -14,19 +14,22 @@ project index finds its implementations (``Dispatch.runs``).
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Collection, Iterator
+from functools import lru_cache
 
 from .chosen import may_choose, model_chosen, takes_tool_input
 from .guards import Guards
 from .project import TOOL_METHODS
-from .summary import call_ref
+from .summary import call_ref, qualified
 from .tools import Dispatch
-from .tree import Tree
+from .tree import Tree, dotted
 
 __all__ = ["dynamic_dispatch"]
 
 Chosen = Collection[tuple[ast.AST, str]]
 _RUNNERS = frozenset({*TOOL_METHODS, "ainvoke"})
+_BUILTINS = frozenset(dir(builtins)) - {"getattr"}
 
 
 def _chosen_lookup(expr: ast.expr, tree: Tree, chosen: Chosen, strict: bool = False) -> bool:
@@ -47,8 +50,17 @@ def _chosen_lookup(expr: ast.expr, tree: Tree, chosen: Chosen, strict: bool = Fa
         return len(expr.args) >= 2 and model_chosen(expr.args[1], tree, chosen)
     if isinstance(func, ast.Attribute) and func.attr == "get" and len(expr.args) <= 2:
         return model_chosen(expr.args[0], tree, chosen)
+    if _builds(func):
+        return False
     # ``get_tool(name)``, ``find_in(module, name)``: the key comes last, as in ``getattr``
     return model_chosen(expr.args[-1], tree, chosen)
+
+
+def _builds(func: ast.expr) -> bool:
+    """A constructor (``Path(name)``, ``Template(name)``) or a builtin (``open(name)``,
+    ``str(name)``): it makes a value from the name, it does not look a callable up."""
+    name = (dotted(func) or "").rpartition(".")[2]
+    return name[:1].isupper() or (isinstance(func, ast.Name) and name in _BUILTINS)
 
 
 def _base(expr: ast.expr) -> ast.expr:
@@ -126,6 +138,36 @@ def _gated_literal(lookup: ast.expr, guards: Guards) -> bool:
     return all(f is not None and guards.function_gated(f) for f in entries)
 
 
+def _table_ref(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
+    """``HANDLERS.get(name)`` with ``HANDLERS`` a module-level table, here or imported: its
+    qualified name (the project index lists its entries: functions, lambdas' callees,
+    partials' functions)."""
+    lookup = lookup.value if isinstance(lookup, ast.Await) else lookup
+    table: ast.expr | None = None
+    if isinstance(lookup, ast.Subscript):
+        table = lookup.value
+    elif isinstance(lookup, ast.Call) and isinstance(lookup.func, ast.Attribute):
+        table = lookup.func.value if lookup.func.attr == "get" else None
+    if not isinstance(table, ast.Name):
+        return ()
+    name = guards.values.qualify(table.id)
+    if name is None and table.id in _module_names(guards.tree):
+        name = qualified(guards.values.module, table.id)
+    return (name,) if name else ()
+
+
+@lru_cache(maxsize=1)
+def _module_names(tree: Tree) -> frozenset[str]:
+    """Names assigned at module level."""
+    return frozenset(
+        t.id
+        for node in tree.module.body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    )
+
+
 def _runs(call: ast.Call) -> bool:
     """A direct call, or a method through which frameworks run a tool or an agent."""
     func = call.func.value if isinstance(call.func, ast.Await) else call.func
@@ -136,10 +178,13 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
     """Dispatch sites through unknown tables, one per lookup (``known``: ids of calls already
     reported)."""
     tree, chosen, params = guards.tree, guards.chosen, guards.tool_params
-    named = bool(chosen) or may_choose(tree)
+    # what selects a callee: the names known here and those the flow followed; only ``chosen``
+    # (an MCP handler's name) also counts as the tool's input
+    names = chosen | guards.named
+    named = bool(names) or may_choose(tree)
     if not (named or params):
         return
-    aliases = _aliases(tree, chosen) if named else {}
+    aliases = _aliases(tree, names) if named else {}
     # a tool's own parameters: a table entry picked by one and run (a sub-agent by the name the
     # model wrote), not data read by one (``files[path]``, ``client.get_collection(name)``)
     picked = _aliases(tree, params, strict=True) if params else {}
@@ -150,8 +195,8 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
         # the lookup first: most calls are none, and the input test walks the arguments
         lookup = None
         if named:
-            lookup = _lookup_of(call.func, tree, chosen, aliases)
-            lookup = lookup or _handed_lookup(call, tree, chosen)
+            lookup = _lookup_of(call.func, tree, names, aliases)
+            lookup = lookup or _handed_lookup(call, tree, names)
         if lookup is not None and not takes_tool_input(call, tree, chosen):
             lookup = None
         if lookup is None and params and _runs(call):
@@ -163,10 +208,11 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
         reported.add(id(lookup))
         symbol = ast.unparse(lookup.value if isinstance(lookup, ast.Await) else lookup)
         ref = call_ref(call, guards.values) if isinstance(call.func, ast.Attribute) else None
+        runs = (ref,) if ref and ref.startswith("type:") else ()
         yield Dispatch(
             node=call,
             symbol=symbol,
             guarded=guards.request_before(call),
             fixable=False,
-            runs=(ref,) if ref and ref.startswith("type:") else (),
+            runs=runs + _table_ref(lookup, guards),
         )

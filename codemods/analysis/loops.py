@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 
 from .imports import ImportMap
 from .tree import SCOPE_NODES, Tree, dotted
@@ -211,21 +212,73 @@ def _unbounded_iterable(loop: ast.For | ast.AsyncFor, imports: ImportMap) -> boo
     return dotted(it.func) == "iter" and len(it.args) == 2
 
 
-def _waits_for_person(loop: ast.While | ast.For | ast.AsyncFor, imports: ImportMap) -> bool:
-    """A read-eval-print loop: every turn waits for a person to type (``input()``). A prompt
-    under an ``if`` (a confirmation only some turns ask for) does not count."""
-    stack: list[ast.AST] = [*loop.body]
-    if isinstance(loop, ast.While):
-        stack.append(loop.test)
+def _prompts(call: ast.Call, imports: ImportMap) -> bool:
+    """``input()``, or a prompt handed to a thread (``asyncio.to_thread(input, "> ")``,
+    ``loop.run_in_executor(None, input)``)."""
+    for expr in (call.func, *call.args):
+        name = dotted(expr)
+        if name and (name in _PROMPTS or imports.resolve(name) in _PROMPTS):
+            return True
+    return False
+
+
+def _unconditional_calls(body: Sequence[ast.AST]) -> Iterator[ast.Call]:
+    """The calls made on every pass through ``body`` (not under an ``if`` or a nested scope)."""
+    stack: list[ast.AST] = [*body]
     while stack:
         node = stack.pop()
         if isinstance(node, ast.Call):
-            name = dotted(node.func)
-            if name in _PROMPTS or imports.resolve(name) in _PROMPTS:
-                return True
+            yield node
         if not isinstance(node, (*SCOPE_NODES, ast.If, ast.IfExp, ast.Match)):
             stack.extend(ast.iter_child_nodes(node))
-    return False
+
+
+def _local_name(call: ast.Call) -> str | None:
+    """``read_line()`` or ``self.read_line()``: a function or method of this module, by name."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return func.attr if func.value.id in {"self", "cls"} else None
+    return None
+
+
+@lru_cache(maxsize=1)
+def _prompting(tree: Tree, imports: ImportMap) -> frozenset[str]:
+    """Names of the module's functions and methods that wait for a person on every call
+    (``def read_line(): return input("> ")``), followed through the module's own helpers."""
+    defs: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
+        *tree.nodes(ast.FunctionDef),
+        *tree.nodes(ast.AsyncFunctionDef),
+    ]
+    calls = {id(d): list(_unconditional_calls(d.body)) for d in defs}
+    found: set[str] = set()
+    for _ in range(3):
+        size = len(found)
+        for func in defs:
+            if func.name not in found and any(
+                _prompts(c, imports) or _local_name(c) in found for c in calls[id(func)]
+            ):
+                found.add(func.name)
+        if len(found) == size:
+            break
+    return frozenset(found)
+
+
+def _waits_for_person(
+    loop: ast.While | ast.For | ast.AsyncFor, tree: Tree, imports: ImportMap
+) -> bool:
+    """A read-eval-print loop: every turn waits for a person to type (``input()``, directly,
+    handed to a thread, or in a helper of the module). A prompt under an ``if`` (a
+    confirmation only some turns ask for) does not count."""
+    body: list[ast.AST] = [*loop.body]
+    if isinstance(loop, ast.While):
+        body.append(loop.test)
+    calls = list(_unconditional_calls(body))
+    if any(_prompts(c, imports) for c in calls):
+        return True
+    names = {_local_name(c) for c in calls} - {None}
+    return bool(names) and bool(names & _prompting(tree, imports))
 
 
 def is_bounded(
@@ -240,7 +293,7 @@ def is_bounded(
     functions that raise on a limit."""
     if any(ctx.loop is loop for gate in (*gates, *stoppers) for ctx in tree.loops_of(gate)):
         return True
-    if _waits_for_person(loop, imports):
+    if _waits_for_person(loop, tree, imports):
         return True
     if isinstance(loop, (ast.For, ast.AsyncFor)):
         return not _unbounded_iterable(loop, imports)

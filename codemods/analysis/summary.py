@@ -139,12 +139,24 @@ def _elements(expr: ast.expr, values: Values) -> list[str]:
         return _elements(expr.left, values) + _elements(expr.right, values)
     if isinstance(expr, ast.IfExp):
         return _elements(expr.body, values) + _elements(expr.orelse, values)
+    if isinstance(expr, ast.Lambda):
+        # ``lambda ticket_id: _lookup(ticket_id)`` runs what its body calls
+        return [
+            n for c in ast.walk(expr.body) if isinstance(c, ast.Call) for n in _callee(c, values)
+        ]
     if isinstance(expr, ast.Call):
         if isinstance(expr.func, ast.Name) and expr.func.id in {"list", "tuple"} and expr.args:
             return _elements(expr.args[0], values)
+        if values.qualify(dotted(expr.func)) == "functools.partial" and expr.args:
+            return _elements(expr.args[0], values)  # ``partial(_run, cwd="/srv")`` runs ``_run``
         name = values.qualify(dotted(expr.func))
         return [name] if name and name.rpartition(".")[2][:1].isupper() else []
     name = values.qualify(dotted(expr))
+    return [name] if name else []
+
+
+def _callee(call: ast.Call, values: Values) -> list[str]:
+    name = values.qualify(dotted(call.func))
     return [name] if name else []
 
 

@@ -165,6 +165,18 @@ VALID: tuple[Valid, ...] = (
         """,
         note="a call given the tool name and more builds something from it; not a lookup",
     ),
+    Valid(
+        code="""
+        from pathlib import Path
+        import openai
+        client = openai.OpenAI()
+        def read_note(tool_name: str, args: dict) -> str:
+            return Path(tool_name).read_text(encoding=args["encoding"])
+        def ask(messages):
+            return client.chat.completions.create(model="m", messages=messages, tools=[read_note])
+        """,
+        note="a tool body that builds a path from what the model wrote looks no tool up",
+    ),
 )
 
 INVALID: tuple[Invalid, ...] = (
@@ -387,5 +399,23 @@ INVALID: tuple[Invalid, ...] = (
         line=9,
         column=32,
         note="a match on the tool name the model chose (the function is imported: no fix here)",
+    ),
+    Invalid(
+        code="""
+        import asyncio, json
+        import openai
+        client = openai.AsyncOpenAI()
+        HANDLERS = {}
+        async def call_one(fn_id, raw):
+            return HANDLERS.get(fn_id)(**json.loads(raw))
+        async def turn(messages, tools):
+            reply = await client.chat.completions.create(model="m", messages=messages, tools=tools)
+            calls = reply.choices[0].message.tool_calls or []
+            pairs = [(c.function.name, c.function.arguments) for c in calls]
+            return await asyncio.gather(*(call_one(fn_id, raw) for fn_id, raw in pairs))
+        """,
+        line=6,
+        column=11,
+        note="the chosen name followed through a tuple, a generator's target and a parameter",
     ),
 )

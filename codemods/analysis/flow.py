@@ -1,0 +1,248 @@
+"""Follow the tool names a model chose through a module: assignments, tuples, containers,
+comprehensions, ``for`` loops and the parameters of the functions they are passed to.
+
+A tool call's name (``block.name``, ``call.function.name``) is the source. It is followed into
+the variables assigned from it (``picked = call.function.name``), the positions of the tuples
+and lists that hold it (``pairs = [(c.function.name, c.function.arguments) for c in calls]``),
+the targets of the ``for`` loops and comprehensions over those (``for fn_id, raw in pairs``),
+and the parameters of the functions and methods it is passed to, of this module
+(``call_one(fn_id, raw)``, ``self.run(picked)``, also inside ``asyncio.gather(...)``) and, through
+the project index, of other modules (``run_one(self.by_name, block.name, block.input)``: the
+call's argument positions are recorded in the summary as kind :data:`MODEL_NAME`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable
+
+from .chosen import reads_tool_name
+from .project import TOOL_METHODS
+from .tree import FUNCTION_NODES, Tree
+from .values import Values
+
+__all__ = ["MODEL_NAME", "follow_names", "output_runs", "seeds_from_env"]
+
+#: the kind of a parameter that receives a model-chosen tool name from a caller
+MODEL_NAME = "model:name"
+#: methods through which a project object runs what it is given
+RUN_METHODS = frozenset(TOOL_METHODS)
+#: a value that holds a chosen name itself (not in one of its positions)
+_WHOLE = -1
+_ROUNDS = 4
+
+Pair = tuple[ast.AST, str]
+Def = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+class _Flow:
+    def __init__(self, tree: Tree, values: Values, seeds: Iterable[Pair]) -> None:
+        self.tree = tree
+        self.values = values
+        #: ``(function, variable) -> positions holding a chosen name`` (``_WHOLE``: itself)
+        self.held: dict[Pair, set[int]] = {}
+        for pair in seeds:
+            self.held.setdefault(pair, set()).add(_WHOLE)
+        self.calls: list[ast.Call] = []
+        #: ids of the calls of the module's own functions
+        self.local: set[int] = set()
+
+    def positions(self, expr: ast.expr) -> set[int]:
+        """Which positions of ``expr``'s value hold a chosen name (``_WHOLE``: the value)."""
+        if reads_tool_name(expr):
+            return {_WHOLE}
+        if isinstance(expr, ast.Name):
+            return self.held.get((self.tree.function_of(expr), expr.id), set())
+        if isinstance(expr, ast.Tuple):
+            return {i for i, e in enumerate(expr.elts) if _WHOLE in self.positions(e)}
+        if isinstance(expr, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            return self.positions(expr.elt)  # the positions of every element
+        if isinstance(expr, (ast.List, ast.Set)):
+            found: set[int] = set()
+            for element in expr.elts:
+                found |= self.positions(element)
+            return found
+        if isinstance(expr, ast.Await):
+            return self.positions(expr.value)
+        return set()
+
+    def bind(self, target: ast.expr, held: set[int]) -> bool:
+        """Record that ``target`` receives a value holding ``held``; whether anything is new."""
+        if not held:
+            return False
+        if isinstance(target, ast.Name):
+            key = (self.tree.function_of(target), target.id)
+            known = self.held.setdefault(key, set())
+            if held <= known:
+                return False
+            known |= held
+            return True
+        if isinstance(target, (ast.Tuple, ast.List)):
+            changed = False
+            for index, element in enumerate(target.elts):
+                if index in held:
+                    changed |= self.bind(element, {_WHOLE})
+            return changed
+        return False
+
+    def run(self) -> None:
+        tree = self.tree
+        assigns = tree.nodes(ast.Assign)
+        fors: list[ast.For | ast.AsyncFor] = [*tree.nodes(ast.For), *tree.nodes(ast.AsyncFor)]
+        loops = [(n.target, n.iter) for n in fors]
+        for comp in tree.nodes(ast.comprehension):
+            loops.append((comp.target, comp.iter))
+        self.calls = tree.nodes(ast.Call)
+        local: list[tuple[ast.Call, Def, list[str]]] = []
+        for call in self.calls:
+            callee = self.values.callee(call, call)
+            if callee is not None:
+                func, skip = callee
+                params = [p.arg for p in (*func.args.posonlyargs, *func.args.args)][skip:]
+                local.append((call, func, params))
+        self.local = {id(call) for call, _, _ in local}
+        for _ in range(_ROUNDS):
+            changed = False
+            for assign in assigns:
+                held = self.positions(assign.value)
+                for target in assign.targets:
+                    changed |= self.bind(target, held)
+            for target, iterable in loops:
+                # each element of what the loop runs over holds the positions the whole does
+                changed |= self.bind(target, self.positions(iterable))
+            for call, func, params in local:
+                changed |= self._pass(call, func, params)
+            if not changed:
+                break
+
+    def _pass(self, call: ast.Call, func: Def, params: list[str]) -> bool:
+        """A chosen name passed to a function of the module reaches its parameter."""
+        changed = False
+        for index, arg in enumerate(call.args[: len(params)]):
+            if _WHOLE in self.positions(arg):
+                changed |= self._param(func, params[index])
+        for keyword in call.keywords:
+            if keyword.arg is not None and _WHOLE in self.positions(keyword.value):
+                names = {*params, *(p.arg for p in func.args.kwonlyargs)}
+                if keyword.arg in names:
+                    changed |= self._param(func, keyword.arg)
+        return changed
+
+    def _param(self, func: ast.AST, name: str) -> bool:
+        known = self.held.setdefault((func, name), set())
+        if _WHOLE in known:
+            return False
+        known.add(_WHOLE)
+        return True
+
+
+def follow_names(
+    tree: Tree, values: Values, seeds: Iterable[Pair], ref_of: Callable[[ast.Call], str | None]
+) -> tuple[set[Pair], set[tuple[str, int, str]]]:
+    """``(function, variable)`` pairs that hold a model-chosen tool name (``seeds`` hold one
+    already: an MCP handler's name parameter, parameters callers in other modules pass one),
+    and ``(ref, index, MODEL_NAME)`` for each positional argument holding one in a call of
+    another module's function (``ref_of``: the ref a call runs)."""
+    flow = _Flow(tree, values, seeds)
+    flow.run()
+    passed: set[tuple[str, int, str]] = set()
+    for call in flow.calls:
+        held = [i for i, a in enumerate(call.args) if _WHOLE in flow.positions(a)]
+        if not held or id(call) in flow.local:
+            continue
+        ref = ref_of(call)
+        if ref and ":" not in ref:
+            passed |= {(ref, index, MODEL_NAME) for index in held}
+    return {pair for pair, held in flow.held.items() if _WHOLE in held}, passed
+
+
+def seeds_from_env(
+    tree: Tree, kinds: dict[str, dict[str, str]], qualify: dict[int, str]
+) -> set[Pair]:
+    """Parameters that callers elsewhere pass a chosen name (``kinds`` from the project)."""
+    found: set[Pair] = set()
+    for func in tree.nodes(*FUNCTION_NODES):
+        owner = qualify.get(id(func))
+        params = kinds.get(owner or "")
+        if params:
+            found |= {(func, name) for name, kind in params.items() if kind == MODEL_NAME}
+    return found
+
+
+class _Reply:
+    """What a model returned, followed through the functions that asked for it."""
+
+    def __init__(self, tree: Tree, sources: list[ast.Call]) -> None:
+        self.tree = tree
+        self.ids = {id(c) for c in sources}
+        self.scopes = {tree.function_of(c) for c in sources}
+        self.held: set[Pair] = set()
+
+    def derived(self, expr: ast.expr) -> bool:
+        while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Await)):
+            expr = expr.value
+        if isinstance(expr, ast.Name):
+            return (self.tree.function_of(expr), expr.id) in self.held
+        if not isinstance(expr, ast.Call):
+            return False
+        if id(expr) in self.ids:
+            return True
+        return isinstance(expr.func, ast.Name) and any(self.derived(a) for a in expr.args)
+
+    def bind(self, target: ast.expr) -> bool:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            return any([self.bind(e) for e in target.elts])  # noqa: C419 (bind every element)
+        if not isinstance(target, ast.Name):
+            return False
+        key = (self.tree.function_of(target), target.id)
+        if key in self.held:
+            return False
+        self.held.add(key)
+        return True
+
+    def run(self) -> None:
+        tree = self.tree
+        flows = [(a.targets, a.value) for a in tree.nodes(ast.Assign)]
+        fors: list[ast.For | ast.AsyncFor] = [*tree.nodes(ast.For), *tree.nodes(ast.AsyncFor)]
+        flows += [([n.target], n.iter) for n in fors]
+        flows = [(t, v) for t, v in flows if tree.function_of(v) in self.scopes]
+        for _ in range(_ROUNDS):
+            changed = False
+            for targets, value in flows:
+                if self.derived(value):
+                    for target in targets:
+                        changed |= self.bind(target)
+            if not changed:
+                break
+
+
+def output_runs(
+    tree: Tree, values: Values, sources: list[ast.Call], ref_of: Callable[[ast.Call], str | None]
+) -> set[ast.Call]:
+    """Calls of a project object's run method (``env.execute(action)``) handed what a model
+    returned, in the loop that asked the model: ``sources`` are the calls that return a model's
+    reply (model calls, helpers reaching one). The reply is followed through assignments,
+    ``for`` targets, fields and items, and plain functions given it (a parser:
+    ``extract_action(text)``); only ``type:`` refs are kept (a method of a project class):
+    that method runs what the model wrote, a tool. A call also given the name of the tool the
+    model chose (``collection.run(name=block.name, ...)``) selects a tool, it is none."""
+    reply = _Reply(tree, sources)
+    reply.run()
+    turns = {id(ctx.loop) for c in sources for ctx in tree.loops_of(c)}
+    found: set[ast.Call] = set()
+    for call in tree.nodes(ast.Call):
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr in RUN_METHODS):
+            continue
+        if tree.function_of(call) not in reply.scopes:
+            continue
+        if not any(id(ctx.loop) in turns for ctx in tree.loops_of(call)):
+            continue
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        if any(reads_tool_name(a) for a in arguments):
+            continue
+        if any(reply.derived(a) for a in arguments):
+            ref = ref_of(call)
+            if ref and ref.startswith("type:"):
+                found.add(call)
+    return found
