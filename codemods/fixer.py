@@ -117,9 +117,12 @@ def _fix_rest(
     found = analyse_source(code.encode(), path, config, name=name, env=env, force=True)[0]
     exposed = {f.symbol for f in found.findings if f.rule == "GK201"}
     todo = {f.rule for f in found.findings if f.fixable}
+    mended = {f.rule for f in found.findings}
     followups = tuple(f for f in found.findings if not f.fixable)
     for transform in transforms:
-        if transform is AttachIntegrations or not todo.intersection(transform.RULES):
+        if transform is AttachIntegrations or not (
+            todo.intersection(transform.RULES) or mended.intersection(transform.MENDS)
+        ):
             continue
         context = CodemodContext(filename=path)
         codemod = transform(context, config=config, env=env, module_name=name)
@@ -131,6 +134,11 @@ def _fix_rest(
         if isinstance(result, TransformSuccess):
             current = result.code
             applied.append(transform.__name__)
+    if applied:
+        # what is left is what the fixed code still has (a mended site is no follow-up; a
+        # denial of a newly guarded tool that escapes its loop is one)
+        after = analyse_source(current.encode(), path, config, name=name, env=env, force=True)[0]
+        followups = tuple(f for f in after.findings if not f.fixable)
     tools: tuple[str, ...] = ()
     if "AddToolGuard" in applied:
         tools = tuple(
