@@ -41,9 +41,10 @@ _ALIAS_DEPTH = 4
 
 
 def _pure(expr: cst.BaseExpression) -> bool:
-    """A name, an attribute path or a subscript by a constant or a name: safe to read again."""
+    """A string, a name, an attribute path or a subscript by a constant or a name: safe to read
+    again."""
     while True:
-        if isinstance(expr, cst.Name):
+        if isinstance(expr, (cst.Name, cst.SimpleString)):
             return True
         if isinstance(expr, cst.Attribute):
             expr = expr.value
