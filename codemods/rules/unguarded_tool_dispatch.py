@@ -23,9 +23,11 @@ class UnguardedToolDispatch(Rule):
         "`guardkit.tool`, the model can run any listed tool with any arguments, unchecked."
     )
     FIX = (
-        "Call `guard.authorize(name, args, cost)` before dispatching (catch `ActionDenied` and "
-        "return the denial to the model as the tool result), or wrap every function in the table "
-        "with `@guardkit.tool()`. `guardkit fix` decorates the functions defined in the module."
+        "Run the call through `guardkit.call_tool(name, args, fn)` (`await "
+        "guardkit.acall_tool(...)` in async code): it asks the guard, runs the tool only if "
+        "allowed, and returns the denial's sentence as the tool result; or wrap every function "
+        "in the table with `@guardkit.tool()`. `guardkit fix` rewrites `F(**args)` dispatch "
+        "sites so (GuardDispatch) and decorates the functions defined in the module."
     )
     USE_INSTEAD = examples.USE_INSTEAD
     LIMITS = (

@@ -12,6 +12,10 @@ agent loop (GK302), the call ``F(**X)`` becomes ``guardkit.call_tool(KEY, X, F)`
 
     await guardkit.acall_tool(name, tool_input, self.tools[name].execute)
 
+In an MCP low-level ``@server.call_tool()`` handler (reported as a whole), each lookup it
+calls that way is rewritten, with ``on_refusal`` returning a list of ``TextContent`` blocks:
+the handler's own result shape.
+
 The key is read from the lookup (``T[key]``, ``T.get(key)``, ``getattr(obj, key)``,
 ``get_tool(key)``, a method or entry of one), through the variables that hold it, or from the
 branch (``if block.name == "search":``, ``case "search":``). The call returns what the tool
@@ -113,7 +117,19 @@ class GuardDispatch(FindingCodemod):
         self.targets = self.finding_targets(tree.code)
         if not self.targets:
             raise SkipFile("nothing to fix")
+        #: per enclosing function: is it an MCP ``call_tool`` handler reported as the dispatch
+        self._handlers: list[bool] = []
+        self._content = _content_block(tree)
         return tree.visit(self)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._handlers.append(node.asynchronous is not None and self.is_target(node))
+
+    def leave_FunctionDef(
+        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
+    ) -> cst.FunctionDef:
+        self._handlers.pop()
+        return updated_node
 
     # -- the rewrite ----------------------------------------------------------------------------
 
@@ -130,18 +146,29 @@ class GuardDispatch(FindingCodemod):
         return updated_node if call is None else updated_node.with_changes(expression=call)
 
     def _rewrite(self, original: cst.Call, updated: cst.Call, *, awaited: bool) -> cst.Call | None:
-        if not self.is_target(original) or self._inside_dispatch_call(original):
+        # in an MCP ``call_tool`` handler (reported as a whole), its lookups are the dispatch
+        handler = bool(self._handlers) and self._handlers[-1]
+        if not (handler or self.is_target(original)) or self._inside_dispatch_call(original):
             return None
         tool_input = _star_input(updated)
-        key = self._key(original)
+        key = self._key(original, branches=not handler)
         if tool_input is None or key is None:
             return None
         AddImportsVisitor.add_needed_import(self.context, "guardkit")
         name = "acall_tool" if awaited else "call_tool"
-        return cst.Call(
-            func=cst.parse_expression(f"guardkit.{name}"),
-            args=[cst.Arg(key.deep_clone()), cst.Arg(tool_input), cst.Arg(updated.func)],
-        )
+        args = [cst.Arg(key.deep_clone()), cst.Arg(tool_input), cst.Arg(updated.func)]
+        if handler:  # keep the handler's result shape: a list of content blocks
+            module, block = self._content
+            if module is not None:
+                AddImportsVisitor.add_needed_import(self.context, module, block)
+            shape = f'lambda refusal: [{block}(type="text", text=refusal.text)]'
+            tight = cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""),
+                whitespace_after=cst.SimpleWhitespace(""),
+            )
+            value = cst.parse_expression(shape)
+            args.append(cst.Arg(value, keyword=cst.Name("on_refusal"), equal=tight))
+        return cst.Call(func=cst.parse_expression(f"guardkit.{name}"), args=args)
 
     def _inside_dispatch_call(self, node: cst.CSTNode) -> bool:
         """Already handed to ``guardkit.call_tool`` (a second run changes nothing)."""
@@ -154,9 +181,9 @@ class GuardDispatch(FindingCodemod):
 
     # -- the name the model chose ---------------------------------------------------------------
 
-    def _key(self, call: cst.Call) -> cst.BaseExpression | None:
+    def _key(self, call: cst.Call, *, branches: bool = True) -> cst.BaseExpression | None:
         key = self._key_of(call.func, call, _ALIAS_DEPTH)
-        if key is None and isinstance(call.func, cst.Name):
+        if key is None and branches and isinstance(call.func, cst.Name):
             key = self._branch_label(call)
         return key if key is not None and _pure(key) else None
 
@@ -243,3 +270,23 @@ def _lookup_key(lookup: cst.Call) -> cst.BaseExpression | None:
     if isinstance(func, cst.Name) and func.value == "getattr" and len(args) >= 2:
         return args[1].value
     return args[0].value if len(args) == 1 else None
+
+
+def _content_block(tree: cst.Module) -> tuple[str | None, str]:
+    """How the module names MCP's ``TextContent`` (``TextContent``, ``types.TextContent``), and
+    the module to import it from when it does not (``(None, name)`` when it does)."""
+    for stmt in tree.body:
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
+                continue
+            module = cst.Module([]).code_for_node(small.module) if small.module else ""
+            for alias in small.names:
+                local = alias.asname.name if alias.asname else alias.name
+                if not isinstance(local, cst.Name):
+                    continue
+                imported = cst.Module([]).code_for_node(alias.name)
+                if module == "mcp.types" and imported == "TextContent":
+                    return None, local.value
+                if module == "mcp" and imported == "types":
+                    return None, f"{local.value}.TextContent"
+    return "mcp.types", "TextContent"
