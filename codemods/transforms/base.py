@@ -62,6 +62,9 @@ class FindingCodemod(VisitorBasedCodemodCommand):
         self.module_name = module_name
         self.is_package = (context.filename or "").endswith("__init__.py")
         self.targets: set[tuple[int, int]] = set()
+        #: names of the tools the codemod put under the guard, when it can tell (for the
+        #: policy skeleton)
+        self.gated: set[str] = set()
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:

@@ -120,6 +120,7 @@ class GuardDispatch(FindingCodemod):
         #: per enclosing function: is it an MCP ``call_tool`` handler reported as the dispatch
         self._handlers: list[bool] = []
         self._content = _content_block(tree)
+        self._tables = _tables(tree)
         return tree.visit(self)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -155,6 +156,7 @@ class GuardDispatch(FindingCodemod):
         if tool_input is None or key is None:
             return None
         AddImportsVisitor.add_needed_import(self.context, "guardkit")
+        self.gated |= self._names(original.func, key)
         name = "acall_tool" if awaited else "call_tool"
         args = [cst.Arg(key.deep_clone()), cst.Arg(tool_input), cst.Arg(updated.func)]
         if handler:  # keep the handler's result shape: a list of content blocks
@@ -169,6 +171,25 @@ class GuardDispatch(FindingCodemod):
             value = cst.parse_expression(shape)
             args.append(cst.Arg(value, keyword=cst.Name("on_refusal"), equal=tight))
         return cst.Call(func=cst.parse_expression(f"guardkit.{name}"), args=args)
+
+    def _names(self, func: cst.BaseExpression, key: cst.BaseExpression) -> set[str]:
+        """The tool names a site can run: its branch's label, or the keys of the module-level
+        ``{"name": ...}`` table it looks up."""
+        label = _string(key)
+        if label is not None:
+            return {label}
+        lookup = func
+        while isinstance(lookup, cst.Attribute):
+            lookup = lookup.value
+        table = None
+        if isinstance(lookup, cst.Subscript):
+            table = lookup.value
+        elif isinstance(lookup, cst.Call) and isinstance(lookup.func, cst.Attribute):
+            table = lookup.func.value
+        elif isinstance(lookup, cst.Name):
+            value = self._assigned(lookup.value, func)
+            return set() if value is None or value is func else self._names(value, key)
+        return set(self._tables.get(table.value, ())) if isinstance(table, cst.Name) else set()
 
     def _inside_dispatch_call(self, node: cst.CSTNode) -> bool:
         """Already handed to ``guardkit.call_tool`` (a second run changes nothing)."""
@@ -290,3 +311,18 @@ def _content_block(tree: cst.Module) -> tuple[str | None, str]:
                 if module == "mcp" and imported == "types":
                     return None, f"{local.value}.TextContent"
     return "mcp.types", "TextContent"
+
+
+def _tables(tree: cst.Module) -> dict[str, tuple[str, ...]]:
+    """Module-level ``NAME = {"tool": ..., ...}`` tables: their string keys."""
+    found: dict[str, tuple[str, ...]] = {}
+    for stmt in tree.body:
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if not isinstance(small, cst.Assign) or not isinstance(small.value, cst.Dict):
+                continue
+            keys = [_string(e.key) for e in small.value.elements if isinstance(e, cst.DictElement)]
+            names = tuple(k for k in keys if k is not None)
+            for target in small.targets:
+                if isinstance(target.target, cst.Name) and names:
+                    found[target.target.value] = names
+    return found

@@ -256,3 +256,19 @@ def test_async_class_based_tools(load, agent):
     assert results[0] == "hi"
     assert results[1].startswith(DENIED)
     assert tool_requests(agent) == ["echo", "shell"]
+
+
+@pytest.mark.parametrize(
+    ("name", "tools"),
+    [
+        ("lambda_table.py", ("add", "delete_file")),
+        ("function_map.py", ("get_weather", "send_email")),
+        ("imported_tools.py", ("disk_usage", "getsize")),
+        ("mcp_handler.py", ("read",)),
+        ("class_tools.py", ()),  # a table built at run time: its names are not known here
+    ],
+)
+def test_fix_names_the_tools_it_put_under_the_guard_for_the_policy_skeleton(
+    name: str, tools: tuple[str, ...]
+) -> None:
+    assert fix_source((DATA / name).read_text(), str(DATA / name)).tools == tools
