@@ -154,7 +154,9 @@ def load(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 @pytest.fixture
 def agent() -> Iterator[guardkit.LocalAgent]:
     """Allowed: model turns and the read-only tools; everything else is denied."""
-    tools = {name: {"cost": 0} for name in ("add", "get_weather", "lookup", "getsize", "echo")}
+    tools = {
+        name: {"cost": 0} for name in ("add", "get_weather", "lookup", "getsize", "echo", "read")
+    }
     with guardkit.Guard(":memory:") as guard:
         guard.create_agent("bot", {"budget": 100, "tools": {"llm_turn": {"cost": 1}, **tools}})
         agent = guard.agent("bot")
@@ -272,3 +274,22 @@ def test_fix_names_the_tools_it_put_under_the_guard_for_the_policy_skeleton(
     name: str, tools: tuple[str, ...]
 ) -> None:
     assert fix_source((DATA / name).read_text(), str(DATA / name)).tools == tools
+
+
+def test_mcp_handler_keeps_its_content_block_shape(agent, tmp_path):
+    """The fixed handler's body, run as the server would run it (mcp 1.x's ``@server.call_tool()``
+    registration is left out: the installed mcp 2.x has no such decorator)."""
+    source = (DATA / "fixed" / "mcp_handler.py").read_text()
+    source = source.replace("@server.call_tool()\n", "").replace('server = Server("files")', "")
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "mcp_handler.py", "exec"), namespace)
+    (tmp_path / "notes.txt").write_text("hello")
+    handler = namespace["call_tool"]
+    [allowed] = asyncio.run(handler("read", {"path": str(tmp_path / "notes.txt")}))
+    assert allowed.text == "hello"
+    agent.guard.create_agent("reader", {"budget": 10, "tools": {}})
+    with guardkit.use_agent(agent.guard.agent("reader")):
+        [denied] = asyncio.run(handler("read", {"path": str(tmp_path / "notes.txt")}))
+    assert type(denied).__name__ == "TextContent"
+    assert denied.type == "text"
+    assert denied.text.startswith("Denied by the policy guard: tool 'read' is not allowed.")

@@ -1,5 +1,7 @@
 """A low-level MCP server whose call_tool handler runs the model's choice from a table."""
 
+from pathlib import Path
+
 from mcp.server import Server
 from mcp.types import TextContent
 
@@ -7,7 +9,7 @@ server = Server("files")
 
 
 def read(path: str) -> list[TextContent]:
-    return [TextContent(type="text", text=open(path).read())]
+    return [TextContent(type="text", text=Path(path).read_text())]
 
 
 HANDLERS = {"read": read}
