@@ -266,7 +266,7 @@ def call_tool(
 async def acall_tool(
     name: str,
     arguments: Arguments,
-    tool: Callable[..., Awaitable[T]] | Callable[..., T] | None,
+    tool: Callable[..., Awaitable[T]] | None,
     *,
     guard: AgentGuard | None = None,
     cost: Cost = None,
@@ -281,7 +281,37 @@ async def acall_tool(
 async def acall_tool(
     name: str,
     arguments: Arguments,
-    tool: Callable[..., Awaitable[T]] | Callable[..., T] | None,
+    tool: Callable[..., Awaitable[T]] | None,
+    *,
+    guard: AgentGuard | None = None,
+    cost: Cost = None,
+    on_refusal: Callable[[Refusal], U],
+    call_id: str | None = None,
+    approval_timeout: float = 300.0,
+    poll: float = 2.0,
+) -> T | U: ...
+
+
+@overload
+async def acall_tool(
+    name: str,
+    arguments: Arguments,
+    tool: Callable[..., T] | None,
+    *,
+    guard: AgentGuard | None = None,
+    cost: Cost = None,
+    on_refusal: None = None,
+    call_id: str | None = None,
+    approval_timeout: float = 300.0,
+    poll: float = 2.0,
+) -> T | str: ...
+
+
+@overload
+async def acall_tool(
+    name: str,
+    arguments: Arguments,
+    tool: Callable[..., T] | None,
     *,
     guard: AgentGuard | None = None,
     cost: Cost = None,
