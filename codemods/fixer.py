@@ -113,13 +113,17 @@ def _fix_rest(
     also the names of the tools reported unguarded before it."""
     current = code
     applied: list[str] = []
+    gated: set[str] = set()
     # A cheap ast pre-scan decides which codemods have work: each libcst pass costs a full parse.
     found = analyse_source(code.encode(), path, config, name=name, env=env, force=True)[0]
     exposed = {f.symbol for f in found.findings if f.rule == "GK201"}
     todo = {f.rule for f in found.findings if f.fixable}
+    mended = {f.rule for f in found.findings}
     followups = tuple(f for f in found.findings if not f.fixable)
     for transform in transforms:
-        if transform is AttachIntegrations or not todo.intersection(transform.RULES):
+        if transform is AttachIntegrations or not (
+            todo.intersection(transform.RULES) or mended.intersection(transform.MENDS)
+        ):
             continue
         context = CodemodContext(filename=path)
         codemod = transform(context, config=config, env=env, module_name=name)
@@ -131,9 +135,15 @@ def _fix_rest(
         if isinstance(result, TransformSuccess):
             current = result.code
             applied.append(transform.__name__)
-    tools: tuple[str, ...] = ()
+            gated |= codemod.gated
+    if applied:
+        # what is left is what the fixed code still has (a mended site is no follow-up; a
+        # denial of a newly guarded tool that escapes its loop is one)
+        after = analyse_source(current.encode(), path, config, name=name, env=env, force=True)[0]
+        followups = tuple(f for f in after.findings if not f.fixable)
+    tools = tuple(sorted(gated))
     if "AddToolGuard" in applied:
-        tools = tuple(
+        tools += tuple(
             f.symbol.rpartition(".")[2] for f in found.findings if f.rule == "GK201" and f.fixable
         )
     done = FixResult(

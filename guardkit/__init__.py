@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from guardkit.checks.paths import PathRule
     from guardkit.checks.runtime import Runtime
     from guardkit.decisions import ActionStatus, Decision, DenyCode, Outcome, Severity
+    from guardkit.dispatch import acall_tool, call_tool
     from guardkit.errors import (
         ActionDenied,
         AgentExists,
@@ -84,6 +85,8 @@ __all__ = [
     # tools and model turns
     "tool",
     "model_turn",
+    "call_tool",
+    "acall_tool",
     "use_agent",
     "current_agent",
     "current_action_id",
@@ -135,6 +138,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "guardkit.checks.paths": ("PathRule",),
     "guardkit.checks.runtime": ("Runtime",),
     "guardkit.decisions": ("ActionStatus", "Decision", "DenyCode", "Outcome", "Severity"),
+    "guardkit.dispatch": ("acall_tool", "call_tool"),
     "guardkit.errors": (
         "ActionDenied",
         "AgentExists",

@@ -23,8 +23,10 @@ class DenialEscapesLoop(Rule):
     )
     FIX = (
         "Wrap the call in `try: ... except guardkit.ActionDenied as denied:` and append a tool "
-        'result such as `{"type": "tool_result", "is_error": True, "content": str(denied)}`. '
-        "No automatic fix."
+        'result such as `{"type": "tool_result", "is_error": True, "content": str(denied)}`; '
+        "at a dispatch site, `guardkit.call_tool(name, args, fn)` returns the denial as the "
+        "result. `guardkit fix` rewrites dispatch sites of the form `F(**args)` so "
+        "(GuardDispatch); other calls are left to you."
     )
     USE_INSTEAD = examples.USE_INSTEAD
     LIMITS = (

@@ -9,11 +9,13 @@ an already-fixed file is skipped (and a second run changes nothing). Imports are
 from __future__ import annotations
 
 import argparse
+from collections.abc import Collection
 from typing import ClassVar
 
 import libcst as cst
 from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
 from libcst.metadata import PositionProvider
+from libcst.metadata.base_provider import ProviderT
 
 from ..analysis.project import Env
 from ..config import Config
@@ -36,7 +38,10 @@ class FindingCodemod(VisitorBasedCodemodCommand):
     """
 
     RULES: ClassVar[tuple[str, ...]] = ()
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    #: rules whose findings it mends where it recognises the code, even those the scan reports
+    #: as not fixable (``fix`` runs it when one is found)
+    MENDS: ClassVar[tuple[str, ...]] = ()
+    METADATA_DEPENDENCIES: ClassVar[Collection[ProviderT]] = (PositionProvider,)
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -57,6 +62,9 @@ class FindingCodemod(VisitorBasedCodemodCommand):
         self.module_name = module_name
         self.is_package = (context.filename or "").endswith("__init__.py")
         self.targets: set[tuple[int, int]] = set()
+        #: names of the tools the codemod put under the guard, when it can tell (for the
+        #: policy skeleton)
+        self.gated: set[str] = set()
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:

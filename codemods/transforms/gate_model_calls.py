@@ -29,6 +29,17 @@ __all__ = ["GateModelCalls"]
 _GATE = "guardkit.model_turn()"
 
 
+def _is_gate(expr: cst.BaseExpression) -> bool:
+    """``guardkit.model_turn(...)`` (the gate this codemod writes)."""
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == "model_turn"
+        and isinstance(expr.func.value, cst.Name)
+        and expr.func.value.value == "guardkit"
+    )
+
+
 class GateModelCalls(FindingCodemod):
     DESCRIPTION = "Run ungated model calls inside `with guardkit.model_turn():`."
 
@@ -71,6 +82,8 @@ class GateModelCalls(FindingCodemod):
             result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
         ):
             return result
+        if isinstance(result, cst.With) and any(_is_gate(i.item) for i in result.items):
+            return result  # already gated: a gate is never wrapped in another one
         AddImportsVisitor.add_needed_import(self.context, "guardkit")
         is_async = bool(self._async) and self._async[-1]
         if isinstance(result, cst.With) and (result.asynchronous is not None) == is_async:

@@ -319,3 +319,30 @@ def test_a_hand_written_retry_loop_is_gated_as_a_whole() -> None:
 )
 def test_nothing_to_do(code: str) -> None:
     assert_codemod(GateModelCalls, code, None)
+
+
+def test_a_statement_that_is_already_a_gate_is_never_wrapped_again() -> None:
+    """Even when the analysis points at the gate itself (the retry-loop helper of issue 20),
+    ``with guardkit.model_turn():`` is not nested in another one."""
+    import libcst as cst
+    from libcst.codemod import CodemodContext
+
+    code = (
+        "import guardkit\n"
+        "def ask(client, messages):\n"
+        "    with guardkit.model_turn():\n"
+        "        for _gk_turns in range(25):\n"
+        "            try:\n"
+        "                return client.messages.create(messages=messages)\n"
+        "            except OSError:\n"
+        "                pass\n"
+    )
+
+    class PointedAtTheGate(GateModelCalls):
+        def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+            self.wraps = {(3, 4)}  # the ``with`` statement itself
+            self._async = []
+            return tree.visit(self)
+
+    codemod = PointedAtTheGate(CodemodContext(filename="helper.py"))
+    assert codemod.transform_module(cst.parse_module(code)).code == code
