@@ -361,3 +361,32 @@ def test_the_early_stopping_answer_is_a_model_turn(g: Guard) -> None:
 def test_guard_refuses_what_it_cannot_guard() -> None:
     with pytest.raises(TypeError, match="guard_tools"):
         guard(object())  # type: ignore[type-var]
+
+
+def test_partial_params_run_so_they_are_recorded(g: Guard) -> None:
+    g.create_agent("bot", policy(pay={"cost": 0}))
+
+    def pay_to(account: str, amount: int) -> str:
+        """Pay an account."""
+        RAN.append(f"pay {amount} to {account}")
+        return "paid"
+
+    fixed = FunctionTool.from_defaults(pay_to, name="pay", partial_params={"account": "ops"})
+    run(guard(agent_with(Script([[("pay", {"amount": 3})]]), fixed), g.agent("bot")))
+    assert RAN == ["pay 3 to ops"]
+    assert ("pay", {"account": "ops", "amount": 3}) in requested(g, "bot")
+
+
+def test_an_agent_put_in_a_workflow_after_guard_is_guarded(g: Guard) -> None:
+    g.create_agent("team", policy(pay={"cost": 1}))
+    lead_script = Script([[("handoff", {"to_agent": "late", "reason": "its job"})]])
+    lead = agent_with(lead_script, name="lead", description="Leads.")
+    other = agent_with(Script([]), name="other", description="Does nothing.")
+    workflow = guard(AgentWorkflow(agents=[lead, other], root_agent="lead"), g.agent("team"))
+    late_script = Script([[("wipe", {"path": "/"})]])
+    workflow.agents["late"] = agent_with(late_script, wipe, name="late", description="Wipes.")
+    run(workflow)
+    assert RAN == []
+    assert ("wipe", {"path": "/"}) in requested(g, "team")
+    turns = [t for t, _ in requested(g, "team") if t == "llm_turn"]
+    assert len(turns) == len(lead_script.seen) + len(late_script.seen) == 3  # its turns too
