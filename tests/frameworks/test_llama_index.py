@@ -390,3 +390,41 @@ def test_an_agent_put_in_a_workflow_after_guard_is_guarded(g: Guard) -> None:
     assert ("wipe", {"path": "/"}) in requested(g, "team")
     turns = [t for t, _ in requested(g, "team") if t == "llm_turn"]
     assert len(turns) == len(lead_script.seen) + len(late_script.seen) == 3  # its turns too
+
+
+def test_every_agent_guard_backend_allows_denies_and_reports(backend: Any) -> None:
+    """``LocalAgent`` on ``:memory:`` and SQLite, and ``AgentClient`` over HTTP (its async API on
+    the workflow's event loop, closed before the loop is)."""
+    case = backend(policy(pay={"cost": 2}))
+    script = Script([[("pay", {"amount": 1}), ("wipe", {"path": "/"})]])
+    agent = guard(agent_with(script, pay, wipe), case.agent)
+
+    async def main() -> Any:
+        try:
+            return await agent.run(user_msg="go")
+        finally:
+            if case.kind == "http":
+                await case.agent.aclose()
+
+    assert str(asyncio.run(main())) == "done"
+    assert RAN == ["pay 1"]
+    assert sorted(r["tool"] for r in case.requested()) == ["llm_turn", "llm_turn", "pay", "wipe"]
+    paid, refused = sorted(script.tool_results(1), key=lambda text: "Do not retry" in text)
+    assert paid == "paid 1"
+    assert "Do not retry" in refused
+    assert sorted(case.outcomes().values()) == ["success"] * 3
+    assert case.status()["spent"] == 2
+
+
+def test_importing_without_the_extra_names_it() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['llama_index.core'] = None\nimport guardkit.plugins.llama_index\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode != 0
+    assert "pip install 'guardkit[llama-index]'" in done.stderr
