@@ -295,7 +295,7 @@ class _ToolCall:
             return value
 
         if self.fn is not None:
-            functools.update_wrapper(body, self.fn)
+            body.__wrapped__ = self.fn  # type: ignore[attr-defined]  # what ``guarded`` follows
         return body
 
     async def _marked(self, value: Awaitable[Any]) -> Any:
