@@ -20,7 +20,7 @@ import pytest
 pytest.importorskip("llama_index.core")
 
 from guardkit.plugins.llama_index import guard, guard_tools
-from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
+from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent, ReActAgent
 from llama_index.core.base.llms.types import ToolCallBlock
 from llama_index.core.llms import ChatMessage
 from llama_index.core.llms.mock import MockFunctionCallingLLM
@@ -428,3 +428,33 @@ def test_importing_without_the_extra_names_it() -> None:
     )
     assert done.returncode != 0
     assert "pip install 'guardkit[llama-index]'" in done.stderr
+
+
+@pytest.mark.filterwarnings("ignore:is_running called from within a step:DeprecationWarning")
+def test_a_react_agent_is_guarded_the_same_way(g: Guard) -> None:
+    g.create_agent("bot", policy(pay={"cost": 1}))
+    replies = iter(
+        [
+            'Thought: I pay, then wipe.\nAction: pay\nAction Input: {"amount": 2}',
+            'Thought: now wipe.\nAction: wipe\nAction Input: {"path": "/"}',
+            "Thought: I can answer without using any more tools.\nAnswer: finished",
+        ]
+    )
+    seen: list[str] = []
+
+    def react(messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
+        seen.append(str(messages[-1].content))
+        return ChatMessage(role="assistant", content=next(replies))
+
+    llm = MockFunctionCallingLLM(response_generator=react)
+    agent = guard(ReActAgent(tools=[pay, wipe], llm=llm, streaming=False), g.agent("bot"))
+    assert "finished" in str(run(agent))
+    assert RAN == ["pay 2"]
+    assert [t for t, _ in requested(g, "bot")] == [
+        "llm_turn",
+        "pay",
+        "llm_turn",
+        "wipe",
+        "llm_turn",
+    ]
+    assert any("Do not retry" in text for text in seen)
