@@ -458,3 +458,33 @@ def test_a_react_agent_is_guarded_the_same_way(g: Guard) -> None:
         "llm_turn",
     ]
     assert any("Do not retry" in text for text in seen)
+
+
+def test_approval_from_another_process_lets_the_call_run(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    db = tmp_path / "guard.db"
+    with Guard(str(db)) as g:
+        g.create_agent("bot", policy(pay={"cost": 1, "requires_approval": True}))
+        script = Script([[("pay", {"amount": 6})]])
+        agent = guard(agent_with(script, pay), g.agent("bot"), poll=0.05, approval_timeout=30)
+
+        def approve_with_the_cli() -> None:
+            for _ in range(500):
+                pending = g.pending("bot")
+                if pending:
+                    action_id = pending[0]["action"]["action_id"]
+                    command = [sys.executable, "-m", "guardkit", "approve", "bot", action_id]
+                    subprocess.run(
+                        [*command, "--by", "alice", "--db", str(db)], check=True, timeout=60
+                    )
+                    return
+                time.sleep(0.02)
+
+        helper = threading.Thread(target=approve_with_the_cli)
+        helper.start()
+        run(agent)
+        helper.join()
+        assert RAN == ["pay 6"]
+        assert script.tool_results(1) == ["paid 6"]
