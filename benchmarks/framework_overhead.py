@@ -23,7 +23,7 @@ from pathlib import Path
 
 from guardkit import Guard
 
-FRAMEWORKS = ("langchain", "pydantic_ai", "openai_agents", "mcp")
+FRAMEWORKS = ("langchain", "pydantic_ai", "openai_agents", "llama_index", "mcp")
 POLICY = {"budget": 10**12, "scar_limit": 10**9, "tools": {"t": {"cost": 0}}}
 
 
