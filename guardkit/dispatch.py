@@ -13,8 +13,9 @@ arguments (one action), runs only when allowed, and its outcome is reported (``s
 an approval that timed out, arguments that are not JSON, an unknown tool) returns the sentence
 for the model (``guardkit.refusal(...).text``: "... Nothing was done. Do not retry ...") unless
 ``on_refusal`` shapes it as the host's results are shaped (a dict, MCP content blocks).
-A guard that cannot be asked or cannot record (``StoreError``, ``GuardUnavailable``,
-``NoAgentConfigured``) raises: the model is never told about the guard's own failures.
+A guard that cannot be asked or cannot record raises ``GuardFailed`` (its store or server failed)
+or ``NoAgentConfigured``, both ``GuardStop``s that an ``except Exception`` lets through: the model
+is never told about the guard's own failures.
 
 A tool already guarded (``@guardkit.tool``, ``agent.tool``) is handed the call: it asks the guard
 itself, once, with its own checks and cost, and its refusal becomes the result the same way.
@@ -36,7 +37,7 @@ from guardkit.protocols import AgentGuard
 from guardkit.refusals import Refusal, refusal
 from guardkit.tools.asking import ask
 from guardkit.tools.binding import jsonable
-from guardkit.tools.flow import Flow, Op, adrive, drive
+from guardkit.tools.flow import Flow, Op, adrive, drive, stops_on_failure
 from guardkit.tools.handoff import guarded, handoff, running
 from guardkit.tools.scope import current_agent
 
@@ -148,7 +149,8 @@ async def _run_later(value: Awaitable[T], agent: AgentGuard, action_id: str) -> 
     except BaseException as exc:
         await adrive(_outcome(action_id, exc), agent)
         raise
-    await adrive(_outcome(action_id, None), agent)
+    with stops_on_failure("tool call"):
+        await adrive(_outcome(action_id, None), agent)
     return result
 
 
@@ -244,7 +246,8 @@ def call_tool(
     with tracing.tool_span(
         name, agent_id=agent.agent_id, call_id=call_id, arguments=parsed
     ) as span:
-        asked = drive(_asked(agent, name, parsed, cost, approval_timeout, poll, span), agent)
+        with stops_on_failure(f"tool call {name!r}"):
+            asked = drive(_asked(agent, name, parsed, cost, approval_timeout, poll, span), agent)
         if isinstance(asked, Refusal):
             return _shape(asked, on_refusal)
         action_id = asked["action_id"]
@@ -257,7 +260,8 @@ def call_tool(
             raise
         if inspect.isawaitable(value):
             return _run_later(value, agent, action_id)
-        drive(_outcome(action_id, None), agent)
+        with stops_on_failure(f"tool call {name!r}"):
+            drive(_outcome(action_id, None), agent)
         span.result(value)
         return value
 
@@ -361,7 +365,10 @@ async def acall_tool(
     with tracing.tool_span(
         name, agent_id=agent.agent_id, call_id=call_id, arguments=parsed
     ) as span:
-        asked = await adrive(_asked(agent, name, parsed, cost, approval_timeout, poll, span), agent)
+        with stops_on_failure(f"tool call {name!r}"):
+            asked = await adrive(
+                _asked(agent, name, parsed, cost, approval_timeout, poll, span), agent
+            )
         if isinstance(asked, Refusal):
             return _shape(asked, on_refusal)
         action_id = asked["action_id"]
@@ -374,6 +381,7 @@ async def acall_tool(
             span.fail(sc.ERR_TOOL_ERROR, "the tool raised")
             await adrive(_outcome(action_id, exc), agent)
             raise
-        await adrive(_outcome(action_id, None), agent)
+        with stops_on_failure(f"tool call {name!r}"):
+            await adrive(_outcome(action_id, None), agent)
         span.result(value)
         return value

@@ -9,6 +9,7 @@ from mcp.types import TextContent
 server = Server("files")
 
 
+@guardkit.tool()
 def read(path: str) -> list[TextContent]:
     return [TextContent(type="text", text=Path(path).read_text())]
 
