@@ -181,7 +181,8 @@ def test_parallel_calls_past_a_terminating_refusal_all_get_their_outcome() -> No
     with pytest.raises(guardkit.TurnDenied):
         agent.run_sync("pay all")
     allowed, finished = _outcomes(guard, "ap", "pay")
-    assert len(started) == 5 and guard.status("ap")["spent"] == 5
+    assert len(started) == 5
+    assert guard.status("ap")["spent"] == 5
     assert len(allowed) == 5
     assert sorted(a for a in finished if a in allowed) == sorted(allowed)  # one outcome each
 
@@ -204,4 +205,5 @@ def test_a_callers_timeout_reports_the_running_call_as_failed() -> None:
     asyncio.run(main())
     outcomes = [r["payload"] for r in guard.log("ap")["records"] if r["kind"] == "outcome"]
     pays = [o for o in outcomes if o["status"] == "failure"]
-    assert len(pays) == 1 and "cancelled" in pays[0]["detail"]
+    assert len(pays) == 1
+    assert "cancelled" in pays[0]["detail"]
