@@ -33,8 +33,10 @@ __all__ = [
     "RESERVED_KEY",
     "Checked",
     "checked",
+    "checked_request",
     "deny",
     "policy_checks",
+    "request",
     "unenforceable",
 ]
 
@@ -128,6 +130,18 @@ def request(tool: str, call: Checked, cost: Any = None) -> Flow[DecisionDict]:
     else:
         decision = yield Op("request_approval", (tool, call.input, cost, call.approval))
     return decision
+
+
+def checked_request(
+    agent: AgentGuard, tool: str, arguments: Mapping[str, Any], cost: Any = None
+) -> Flow[DecisionDict]:
+    """``checked`` then ``request``, for a call that arrives as JSON: the guard's decision, or
+    the local denial as a ``denied`` decision (recorded in the ledger; nothing may run)."""
+    try:
+        call = yield from checked(agent, tool, arguments)
+    except ToolDenied as exc:
+        return {"decision": "denied", "action_id": exc.action_id or "", "reason": exc.reason}
+    return (yield from request(tool, call, cost))
 
 
 def deny(agent: AgentGuard, tool: str, tool_input: dict[str, Any], denial: Denial) -> Flow[None]:

@@ -19,6 +19,7 @@ from guardkit.errors import ApprovalTimeout, GuardError
 from guardkit.protocols import AgentGuard
 from guardkit.refusals import Refusal, refusal
 from guardkit.tools.asking import end_wait
+from guardkit.tools.enforce import checked_request
 from guardkit.tools.flow import Flow, Op, adrive
 
 __all__ = ["DEFAULT_CALLS", "CallPolicy", "ask", "error_result", "outcome", "refused", "report"]
@@ -45,7 +46,8 @@ DEFAULT_CALLS = CallPolicy()
 def _ask(
     agent: AgentGuard, tool: str, arguments: dict[str, Any], policy: CallPolicy
 ) -> Flow[str | Refusal]:
-    decision: DecisionDict = yield Op("request", (tool, arguments))
+    # The policy's declared checks first (paths, egress, provenance): guardkit.tools.enforce.
+    decision: DecisionDict = yield from checked_request(agent, tool, arguments)
     action_id = decision["action_id"]
     if decision["decision"] == "allowed":
         return action_id

@@ -42,8 +42,10 @@ from mcp_types.methods import serialize_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
+from guardkit.errors import PolicyError
 from guardkit.policy import Policy
 from guardkit.protocols import AgentGuard, KnowsPolicy
+from guardkit.tools.enforce import unenforceable
 
 from .calls import DEFAULT_CALLS, CallPolicy, ask, error_result, outcome, report
 from .schemas import ToolSchemas
@@ -117,6 +119,8 @@ class GuardProxy:
         if policy is None and isinstance(self.agent, KnowsPolicy):
             policy = await anyio.to_thread.run_sync(self.agent.policy)
         self._allowed = None if policy is None else frozenset(policy.tools)
+        if policy is not None:
+            self._refuse_unenforceable(policy)
         await self._upstream.__aenter__()
         self._server = self._build()
         return self
@@ -128,6 +132,22 @@ class GuardProxy:
         tb: TracebackType | None,
     ) -> None:
         await self._upstream.__aexit__(exc_type, exc, tb)
+
+    def _refuse_unenforceable(self, policy: Policy) -> None:
+        """Refuse to start when the policy declares a check the proxy cannot apply."""
+        target = self._upstream.target
+        remote = isinstance(target, str)
+        where = f"guardkit mcp proxy in front of {target}" if remote else "guardkit mcp proxy"
+        problems = unenforceable(
+            policy,
+            paths=not remote,
+            egress=not remote,
+            provenance=False,
+            runtime=False,
+            where=where,
+        )
+        if problems:
+            raise PolicyError(problems)
 
     # -- serving ----------------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ One tool call crosses three SDK seams, in this order, within the call's own asyn
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
@@ -41,10 +42,11 @@ from guardkit.refusals import Refusal, refusal
 from guardkit.tools.flow import Flow, adrive
 from guardkit.tools.handoff import Handoff, guarded, handoff, running
 from guardkit.tools.scope import current_agent
+from guardkit.tools.shield import shielded
 
 from ._flows import arguments, ask, recall, remember, report, still_allowed
 
-__all__ = ["GUARDRAIL_NAME", "CostFn", "Gate", "gate_of", "guard_tools"]
+__all__ = ["GUARDRAIL_NAME", "CostFn", "Gate", "function_tools", "gate_of", "nested_agent"]
 
 #: The name of the tool input guardrail ``guard_tools`` adds (``tool_input_guardrail_results``).
 GUARDRAIL_NAME = "guardkit"
@@ -219,52 +221,39 @@ class Gate:
 
 async def _report_failure(agent: AgentGuard, action: str, exc: BaseException) -> None:
     try:
-        await adrive(report(action, "failure", f"{type(exc).__name__}: {exc}"), agent)
+        detail = (
+            "cancelled before it finished"
+            if isinstance(exc, asyncio.CancelledError)
+            else f"{type(exc).__name__}: {exc}"
+        )
+        await shielded(adrive(report(action, "failure", detail), agent))
     except GuardError as problem:
         # An operator may already have recorded this action's one outcome (``harmful``), or the
         # guard went away: what the run must see is still the tool's own failure.
         exc.add_note(f"guardkit could not report the failure: {problem}")
 
 
-def guard_tools(
-    tools: T,
-    agent: AgentGuard | None = None,
-    *,
-    costs: Mapping[str, CostFn] | None = None,
-    approval_timeout: float = 300.0,
-    poll: float = 2.0,
-) -> T:
-    """Guard every ``FunctionTool`` of an SDK ``Agent`` (and of its handoff agents), in place.
-
-    ``tools`` is an ``Agent``, a ``FunctionTool`` or a list of them, and is returned. ``agent``
-    is the agent guard to ask (None: ``guardkit.current_agent()`` at each call). ``costs`` maps
-    a tool name to a function of the call's arguments that computes its charge in code. A
-    pending call waits up to ``approval_timeout`` seconds for a human, then is refused
-    (``approval_timeout``). Guarding a tool twice changes nothing. ``Handoff`` objects made
-    with ``handoff(agent)`` hide their agent: guard that agent too. The guard's guardrail runs
-    after the tool's own: add yours before calling ``guard_tools``.
-
-    >>> sdk_agent = guard_tools(Agent(name="ops", tools=[restart_service]), guard.agent("ops"))
-    """
-    for tool in _function_tools(tools, set()):
-        if not isinstance(tool.on_invoke_tool, Gate):
-            cost = (costs or {}).get(tool.name)
-            Gate(tool, agent, cost, approval_timeout, poll).install()
-    return tools
+def nested_agent(tool: FunctionTool) -> Agent[Any] | None:
+    """The agent behind ``agent.as_tool(...)``: its own run has tools and model turns too."""
+    found = getattr(tool, "_agent_instance", None)
+    return found if isinstance(found, Agent) else None
 
 
-def _function_tools(found: object, seen: set[int]) -> Iterable[FunctionTool]:
+def function_tools(found: object, seen: set[int]) -> Iterable[FunctionTool]:
     if id(found) in seen:
         return
     seen.add(id(found))
     if isinstance(found, FunctionTool):
         yield found
+        nested = nested_agent(found)
+        if nested is not None:  # an agent used as a tool: guard what its nested run can call
+            yield from function_tools(nested, seen)
     elif isinstance(found, Agent):
         for item in (*found.tools, *found.handoffs):
-            yield from _function_tools(item, seen)
+            yield from function_tools(item, seen)
     elif isinstance(found, list | tuple):
         for item in found:
-            yield from _function_tools(item, seen)
+            yield from function_tools(item, seen)
     elif type(found).__module__.split(".")[0] != "agents":  # hosted tools, Handoff: not ours
         raise TypeError(
             f"guard_tools takes an agents.Agent, a FunctionTool or a list of them, not {found!r}"
