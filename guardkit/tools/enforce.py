@@ -84,11 +84,13 @@ def checked(
     arguments: Mapping[str, Any] | None = None,
     *,
     checks: PolicyChecks | None = None,
+    context: Mapping[str, Any] | None = None,
 ) -> Flow[Checked]:
     """Run the declared checks on a call's named arguments; a failure is recorded and raised.
 
     ``raw`` are the arguments as the tool receives them, ``arguments`` as recorded (JSON; the
-    same as ``raw`` for calls that arrive as JSON). Raises ``ToolDenied``; nothing runs.
+    same as ``raw`` for calls that arrive as JSON). ``context`` is recorded with the call under
+    ``_guardkit`` (the MCP proxy's upstream identity). Raises ``ToolDenied``; nothing runs.
     """
     recorded = dict(raw if arguments is None else arguments)
     if RESERVED_KEY in raw or RESERVED_KEY in recorded:
@@ -97,7 +99,8 @@ def checked(
             "code": RESERVED_ARGUMENT,
             "message": f"the argument name {RESERVED_KEY!r} is reserved for the guard's records",
         }
-        yield from deny(agent, tool, recorded, Denial(reason=reason))
+        with_context = {**recorded, RESERVED_KEY: dict(context)} if context else recorded
+        yield from deny(agent, tool, with_context, Denial(reason=reason))
     found = checks or policy_checks(tool)
     # The first call of an agent reads its policy (an HTTP round trip for an AgentClient):
     # a blocking call, off the event loop when async.
@@ -106,7 +109,7 @@ def checked(
         if found.ready(agent)
         else (yield Op("call", (agent,), found.for_agent))
     )
-    record: dict[str, Any] = {}
+    record: dict[str, Any] = dict(context or {})
     # Egress checks resolve host names: a blocking call, off the event loop when async.
     denial = (
         (yield Op("call", (raw, record), merged.run)) if merged.egress else merged.run(raw, record)
@@ -133,12 +136,17 @@ def request(tool: str, call: Checked, cost: Any = None) -> Flow[DecisionDict]:
 
 
 def checked_request(
-    agent: AgentGuard, tool: str, arguments: Mapping[str, Any], cost: Any = None
+    agent: AgentGuard,
+    tool: str,
+    arguments: Mapping[str, Any],
+    cost: Any = None,
+    *,
+    context: Mapping[str, Any] | None = None,
 ) -> Flow[DecisionDict]:
     """``checked`` then ``request``, for a call that arrives as JSON: the guard's decision, or
     the local denial as a ``denied`` decision (recorded in the ledger; nothing may run)."""
     try:
-        call = yield from checked(agent, tool, arguments)
+        call = yield from checked(agent, tool, arguments, context=context)
     except ToolDenied as exc:
         return {"decision": "denied", "action_id": exc.action_id or "", "reason": exc.reason}
     return (yield from request(tool, call, cost))
