@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -52,6 +53,7 @@ __all__ = ["GUARDRAIL_NAME", "CostFn", "Gate", "function_tools", "gate_of", "nes
 GUARDRAIL_NAME = "guardkit"
 CostFn = Callable[[Mapping[str, Any]], Any]
 T = TypeVar("T")
+log = logging.getLogger("guardkit.openai_agents")
 
 
 @dataclass(slots=True)
@@ -62,6 +64,20 @@ class _Asked:
     call_id: str
     agent: AgentGuard
     action_id: str
+    #: The invoker took this call over (and owes its outcome).
+    taken: bool = False
+
+    def abandoned(self, task: asyncio.Task[Any]) -> None:
+        """The call's task ended before its invoker ran (a cancelled run, a caller's timeout):
+        the allowed action still gets its one outcome, here and at once."""
+        if self.taken:
+            return
+        self.taken = True
+        why = "cancelled" if task.cancelled() else "the run ended"
+        try:
+            self.agent.report(self.action_id, "failure", f"not run: {why} before the tool ran")
+        except GuardError as exc:
+            log.warning("could not report %s: %s", self.action_id, exc)
 
 
 @dataclass(slots=True)
@@ -153,7 +169,12 @@ class Gate:
             # this call for its own approval: resolve_interruptions and the resumed run reuse
             # this action rather than asking twice.
             remember(agent, ctx.tool_call_id, self.tool.name, ctx.tool_arguments, outcome)
-        _asked.set(_Asked(self, ctx.tool_call_id, agent, outcome))
+        asked = _Asked(self, ctx.tool_call_id, agent, outcome)
+        task = asyncio.current_task()
+        if task is not None and not (approved is None and self.tool.needs_approval is not False):
+            # The call's own task awaits the invoker: if it ends first, nothing ran.
+            task.add_done_callback(asked.abandoned)
+        _asked.set(asked)
         return ToolGuardrailFunctionOutput.allow({"action_id": outcome})
 
     # -- 2. the wrapped on_invoke_tool: run and report
@@ -164,6 +185,7 @@ class Gate:
         asked = _asked.get()
         if asked is not None and asked.gate is self and asked.call_id == ctx.tool_call_id:
             _asked.set(None)
+            asked.taken = True
             recall(asked.agent, ctx.tool_call_id, self.tool.name, input)
             return await self._run(ctx, input, asked.agent, asked.action_id)
         # Invoked without the guardrail (called directly, outside a run): ask here.
