@@ -197,3 +197,40 @@ def test_unrepresentable_requests_are_answered(tmp_path: Path) -> None:
     assert any(d["reason"]["code"] == "tool_not_allowed" for d in denied)
     assert stack.ran("n" * 200) == []
     assert json.dumps(denied)
+
+
+def test_guard_server_applies_the_policys_path_rules(tmp_path: Path) -> None:
+    from guardkit.plugins.mcp import guard_server
+    from mcp import Client
+    from mcp.server.mcpserver import MCPServer
+
+    from guardkit import Guard
+
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    read: list[str] = []
+    server = MCPServer("files")
+
+    @server.tool()
+    def read_file(path: str) -> str:
+        read.append(path)
+        return "secret"
+
+    guard = Guard(":memory:")
+    rule = {"cost": 1, "paths": {"path": {"allow": [str(reports)]}}}
+    guard.create_agent("files", {"budget": 10, "tools": {"read_file": rule}})
+    guard_server(server, guard.agent("files"))
+    escape = str(reports / ".." / ".." / "etc" / "passwd")
+
+    async def scenario() -> list[types.CallToolResult]:
+        async with Client(server) as client:
+            return [
+                await client.call_tool("read_file", {"path": path})
+                for path in ("/etc/shadow", escape, str(reports / "q3.txt"))
+            ]
+
+    shadow, dots, fine = anyio.run(scenario)
+    assert shadow.is_error
+    assert dots.is_error
+    assert not fine.is_error
+    assert read == [str(reports / "q3.txt")]
