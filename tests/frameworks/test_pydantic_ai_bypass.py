@@ -50,7 +50,7 @@ def test_an_output_function_the_policy_does_not_list_never_runs() -> None:
         capabilities=[GuardCapability(guard.agent("bot"))],
     )
     with pytest.raises(ToolDenied) as info:
-        agent.run_sync("pay")
+        asyncio.run(agent.run("pay"))
     assert sent == []
     assert info.value.reason["code"] == "tool_not_allowed"
     requested = [
@@ -73,7 +73,7 @@ def test_an_allowed_output_function_is_requested_charged_and_reported() -> None:
         output_type=ToolOutput(wire_money),
         capabilities=[GuardCapability(guard.agent("bot"))],
     )
-    assert agent.run_sync("pay").output == "sent 5 to acme"
+    assert asyncio.run(agent.run("pay")).output == "sent 5 to acme"
     outcomes = [r["payload"] for r in guard.log("bot")["records"] if r["kind"] == "outcome"]
     assert [o["status"] for o in outcomes] == ["success", "success"]
     assert guard.status("bot")["spent"] == 4
@@ -87,7 +87,7 @@ def test_provider_side_native_tools_are_refused_before_the_model_is_called() -> 
         capabilities=[NativeTool(WebSearchTool()), GuardCapability(guard.agent("bot"))],
     )
     with pytest.raises(PolicyError) as info:
-        agent.run_sync("search")
+        asyncio.run(agent.run("search"))
     assert info.value.problems[0][0] == "native_tools"
     assert guard.status("bot")["spent"] == 0
 
@@ -116,7 +116,7 @@ def test_the_policys_path_rules_apply_to_capability_tool_calls(tmp_path: Path) -
         read.append(path)
         return "secret"
 
-    agent.run_sync("read")
+    asyncio.run(agent.run("read"))
     assert read == []
     denied = [r["payload"] for r in guard.log("bot")["records"] if r["kind"] == "action_denied"]
     assert [d["reason"]["code"] for d in denied] == ["path_denied", "path_denied"]
@@ -136,7 +136,7 @@ def test_a_reserved_guardkit_argument_from_the_model_is_refused() -> None:
         ran.append(text)
         return "ok"
 
-    agent.run_sync("note")
+    asyncio.run(agent.run("note"))
     assert ran == []
     records = guard.log("bot")["records"]
     denied = [r["payload"] for r in records if r["kind"] == "action_denied"]
@@ -179,7 +179,7 @@ def test_parallel_calls_past_a_terminating_refusal_all_get_their_outcome() -> No
         return f"paid {n}"
 
     with pytest.raises(guardkit.TurnDenied):
-        agent.run_sync("pay all")
+        asyncio.run(agent.run("pay all"))
     allowed, finished = _outcomes(guard, "ap", "pay")
     assert len(started) == 5
     assert guard.status("ap")["spent"] == 5

@@ -234,3 +234,14 @@ def test_guard_server_applies_the_policys_path_rules(tmp_path: Path) -> None:
     assert dots.is_error
     assert not fine.is_error
     assert read == [str(reports / "q3.txt")]
+
+
+def test_case_and_zero_width_twins_of_a_listed_name_are_denied_with_a_scar(tmp_path: Path) -> None:
+    """Held: a name that only looks like a listed one is an unlisted tool, denied and scarred."""
+    stack = _stack(tmp_path, {"note": {"cost": 1}}, "--unlisted", "deny")
+    upper, zero_width = _calls(stack, ("Note", {"text": "a"}), ("no\u200bte", {"text": "b"}))
+    assert upper.is_error
+    assert zero_width.is_error
+    assert stack.ran("Note") == []
+    assert stack.ran("no\u200bte") == []
+    assert len(stack.records("scar")) == 2
