@@ -21,9 +21,18 @@ invites a retry. Tools already guarded by ``guardkit.tool`` are handed the call 
 themselves, once.
 
 Model requests: each one requests ``llm_turn`` first. A refused turn ends the run with
-``guardkit.TurnDenied`` (a ``GuardStop``: ``except Exception`` and retry wrappers let it through),
-and so does a tool call refused because the agent is terminated: a stopped agent gets no
-further model request.
+``guardkit.TurnDenied`` (a ``GuardStop``: ``except Exception`` and retry wrappers let it through).
+A tool call refused because the agent is terminated is answered with the refusal like any other
+(so the calls already allowed and running beside it finish and are reported), and the run ends
+with ``TurnDenied`` at its next step: a stopped agent gets no further model request.
+
+Output functions (``ToolOutput(fn)``, ``TextOutput(fn)``, ``output_type=fn``) are guarded by
+``GuardCapability`` like tools (requested under the function's name, reported); a refusal
+raises ``guardkit.ToolDenied`` out of the run. Provider-side native tools (``NativeTool``,
+``WebSearchTool``...) run where no guard sees them: a guarded model refuses them with
+``guardkit.PolicyError`` before the request. A call cancelled while it runs (pydantic-ai
+cancelling its siblings, a caller's timeout) is reported ``failure``, shielded from the
+cancellation.
 
 Approvals: the guard's policy decides. A call the guard answers ``pending_approval`` is ONE pending
 action; once a human approves it, the call also counts as approved for pydantic-ai (tools with
@@ -38,6 +47,7 @@ that runs the call reports its outcome.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -50,9 +60,11 @@ require("pydantic_ai", "pydantic-ai")
 
 from pydantic_ai import ApprovalRequired, CallDeferred, RunContext  # noqa: E402
 from pydantic_ai.capabilities import AbstractCapability  # noqa: E402
+from pydantic_ai.capabilities.abstract import WrapOutputProcessHandler  # noqa: E402
 from pydantic_ai.messages import ModelMessage, ModelResponse  # noqa: E402
 from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse  # noqa: E402
 from pydantic_ai.models.wrapper import WrapperModel  # noqa: E402
+from pydantic_ai.output import OutputContext  # noqa: E402
 from pydantic_ai.settings import ModelSettings  # noqa: E402
 from pydantic_ai.tools import AgentDepsT  # noqa: E402
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, WrapperToolset  # noqa: E402
@@ -62,13 +74,16 @@ from pydantic_core import to_jsonable_python  # noqa: E402
 
 from guardkit import tracing  # noqa: E402
 from guardkit.decisions import DecisionDict  # noqa: E402
-from guardkit.errors import GuardError, InvalidState, PolicyError, TurnDenied  # noqa: E402
+from guardkit.errors import GuardError, InvalidState, PolicyError, ToolDenied, TurnDenied  # noqa: E402
 from guardkit.protocols import AgentGuard  # noqa: E402
 from guardkit.refusals import Refusal, refusal  # noqa: E402
+from guardkit.tools import enforce  # noqa: E402
 from guardkit.tools.asking import settle  # noqa: E402
+from guardkit.tools.enforce import checked  # noqa: E402
 from guardkit.tools.flow import Flow, Op, adrive  # noqa: E402
 from guardkit.tools.handoff import guarded, handoff, running  # noqa: E402
 from guardkit.tools.scope import current_agent  # noqa: E402
+from guardkit.tools.shield import shielded  # noqa: E402
 from guardkit.tools.turns import model_turn  # noqa: E402
 
 __all__ = ["ACTION_ID_KEY", "CostFn", "GuardCapability", "GuardedModel", "GuardedToolset"]
@@ -102,7 +117,14 @@ class GuardedToolset(WrapperToolset[AgentDepsT]):
     #: Poll interval of agent guards that poll (``AgentClient``); ``LocalAgent`` is woken.
     poll: float = 2.0
 
+    #: Runs (by ``run_id``) whose tool call the guard refused as terminated: each ends at its
+    #: next step (raising in the refused call would cancel the calls running beside it).
+    _stopped: dict[str | None, Refusal] = field(default_factory=dict, init=False, repr=False)
+
     async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
+        stopped = self._stopped.pop(ctx.run_id, None)
+        if stopped is not None:
+            raise TurnDenied(stopped.action_id, stopped.reason)
         tools = await self.wrapped.get_tools(ctx)
         return {name: _take_over_approval(tool) for name, tool in tools.items()}
 
@@ -128,6 +150,8 @@ class GuardedToolset(WrapperToolset[AgentDepsT]):
             except GuardError as exc:
                 asked = _refusal_or_raise(exc)
             if isinstance(asked, Refusal):
+                if asked.terminated:
+                    self._stopped[ctx.run_id] = asked
                 return _refused(asked)
             action_id, human = asked
             approved = human or ctx.tool_call_approved
@@ -140,16 +164,10 @@ class GuardedToolset(WrapperToolset[AgentDepsT]):
     def _ask(
         self, agent: AgentGuard, name: str, arguments: Any, cost: Any, span: Any
     ) -> Flow[_Asked]:
-        """Request the call, waiting for a human if the guard says so."""
-        decision: DecisionDict = yield Op("request", (name, arguments, cost))
-        span.decision(decision, agent_id=agent.agent_id)
-        human = decision["decision"] == "pending_approval"
-        decision = yield from settle(
-            agent, decision, approval_timeout=self.approval_timeout, poll=self.poll, span=span
+        """Check the policy's declared rules, request, wait for a human if the guard says so."""
+        return (
+            yield from _ask(agent, name, arguments, cost, span, self.approval_timeout, self.poll)
         )
-        if decision["decision"] == "allowed":
-            return decision["action_id"], human
-        return _refusal_of(decision)
 
     async def _run(
         self,
@@ -173,11 +191,10 @@ class GuardedToolset(WrapperToolset[AgentDepsT]):
             # Run elsewhere: whoever runs it reports the outcome under this action.
             exc.metadata = {**(exc.metadata or {}), ACTION_ID_KEY: action_id}
             raise
-        except Exception as exc:
-            with contextlib.suppress(InvalidState):  # an operator already recorded its outcome
-                await adrive(_report(action_id, "failure", f"{type(exc).__name__}: {exc}"), agent)
+        except BaseException as exc:  # a failure, a cancellation, a caller's timeout
+            await _failed(agent, action_id, exc)
             raise
-        await adrive(_report(action_id, "success"), agent)
+        await shielded(adrive(_report(action_id, "success"), agent))
         return value
 
     async def _hand_off(
@@ -199,8 +216,41 @@ class GuardedToolset(WrapperToolset[AgentDepsT]):
                 return _refused(_refusal_or_raise(exc))
 
 
+def _ask(
+    agent: AgentGuard,
+    name: str,
+    arguments: Any,
+    cost: Any,
+    span: Any,
+    approval_timeout: float,
+    poll: float,
+) -> Flow[_Asked]:
+    arguments = arguments if isinstance(arguments, dict) else {"output": arguments}
+    call = yield from checked(agent, name, arguments)
+    decision = yield from enforce.request(name, call, cost)
+    span.decision(decision, agent_id=agent.agent_id)
+    human = decision["decision"] == "pending_approval"
+    decision = yield from settle(
+        agent, decision, approval_timeout=approval_timeout, poll=poll, span=span
+    )
+    if decision["decision"] == "allowed":
+        return decision["action_id"], human
+    return _refusal_of(decision)
+
+
 def _report(action_id: str, status: str, detail: str = "") -> Flow[None]:
     yield Op("report", (action_id, status, detail))
+
+
+async def _failed(agent: AgentGuard, action_id: str, exc: BaseException) -> None:
+    """Report the one outcome of a call that raised or was cancelled, whatever cancels us."""
+    detail = (
+        "cancelled before it finished"
+        if isinstance(exc, asyncio.CancelledError)
+        else f"{type(exc).__name__}: {exc}"
+    )
+    with contextlib.suppress(InvalidState):  # an operator already recorded its outcome
+        await shielded(adrive(_report(action_id, "failure", detail), agent))
 
 
 async def _not_run(agent: AgentGuard, action_id: str, name: str) -> NoReturn:
@@ -228,9 +278,9 @@ def _refusal_or_raise(exc: GuardError) -> Refusal:
 
 
 def _refused(found: Refusal) -> str:
-    """The tool result for a refused call; a terminated agent's run stops instead."""
-    if found.terminated:
-        raise TurnDenied(found.action_id, found.reason)
+    """The tool result for a refused call, terminated agent included: raising here would make
+    pydantic-ai cancel the calls already allowed and running beside it. The run stops at the
+    next model request, which the guard refuses."""
     return found.text
 
 
@@ -283,6 +333,7 @@ class GuardedModel(WrapperModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
+        _no_native_tools(model_request_parameters)
         async with model_turn(self.agent):
             return await self.wrapped.request(messages, model_settings, model_request_parameters)
 
@@ -294,6 +345,7 @@ class GuardedModel(WrapperModel):
         model_request_parameters: ModelRequestParameters,
         run_context: RunContext[Any] | None = None,
     ) -> AsyncIterator[StreamedResponse]:
+        _no_native_tools(model_request_parameters)
         async with (
             model_turn(self.agent),
             self.wrapped.request_stream(
@@ -301,6 +353,22 @@ class GuardedModel(WrapperModel):
             ) as stream,
         ):
             yield stream
+
+
+def _no_native_tools(parameters: ModelRequestParameters) -> None:
+    """Refuse provider-side tools: they run at the provider, where no guard sees or stops them."""
+    names = sorted(type(tool).__name__ for tool in parameters.native_tools)
+    if names:
+        raise PolicyError(
+            [
+                (
+                    "native_tools",
+                    f"{', '.join(names)} run on the model provider's side, where the guard "
+                    "cannot see or stop a call; remove them from the agent (NativeTool "
+                    "capabilities) or give the agent a function tool the guard can check instead",
+                )
+            ]
+        )
 
 
 @dataclass
@@ -332,3 +400,46 @@ class GuardCapability(AbstractCapability[AgentDepsT]):
 
     def get_wrapper_model(self, model: Model) -> Model | None:
         return GuardedModel(model, self.agent) if self.gate_turns else None
+
+    async def wrap_output_process(
+        self,
+        ctx: RunContext[AgentDepsT],
+        *,
+        output_context: OutputContext,
+        output: Any,
+        handler: WrapOutputProcessHandler,
+    ) -> Any:
+        """Guard an output function (``ToolOutput(fn)``, ``TextOutput(fn)``, ``output_type=fn``)
+        like any tool: pydantic-ai runs it apart from every toolset, so no wrapper toolset sees
+        it. A refusal raises ``ToolDenied`` out of the run: the function never runs."""
+        if not output_context.has_function or ctx.partial_output:
+            return await handler(output)
+        call = output_context.tool_call
+        name = output_context.function_name or (call.tool_name if call else "output_function")
+        agent = self.agent if self.agent is not None else current_agent("output function")
+        arguments = to_jsonable_python(output, fallback=repr)
+        cost_fn = self.costs.get(name)
+        named = arguments if isinstance(arguments, dict) else {"output": arguments}
+        cost = cost_fn(named) if cost_fn is not None else None
+        with tracing.tool_span(
+            name, agent_id=agent.agent_id, call_id=ctx.tool_call_id, arguments=arguments
+        ) as span:
+            try:
+                asked = await adrive(
+                    _ask(agent, name, arguments, cost, span, self.approval_timeout, self.poll),
+                    agent,
+                )
+            except GuardError as exc:
+                asked = _refusal_or_raise(exc)
+            if isinstance(asked, Refusal):
+                raise ToolDenied(asked.action_id, asked.reason)
+            action_id = asked[0]
+            try:
+                with running(action_id):
+                    value = await handler(output)
+            except BaseException as exc:
+                await _failed(agent, action_id, exc)
+                raise
+            await shielded(adrive(_report(action_id, "success"), agent))
+            span.result(value)
+            return value

@@ -14,39 +14,31 @@ from typing import Any
 
 from guardkit import tracing
 from guardkit.checks.checkset import CheckSet
-from guardkit.checks.labels import label_arguments
 from guardkit.checks.runtime import Fence, enforcing
 from guardkit.decisions import (
     REPLAY_CODE,
     DecisionDict,
     DecisionName,
-    Denial,
     Reason,
-    SeverityName,
-    describe_reason,
 )
 from guardkit.errors import GuardError, ToolDenied
 from guardkit.idempotency import Claim, Idempotency, Replay
 from guardkit.protocols import (
     AgentGuard,
-    AsksApproval,
     IdempotencyStore,
     KeepsIdempotency,
     RecordsLocalDenials,
-    implements,
 )
 from guardkit.provenance import current_provenance
 from guardkit.tools.asking import settle
 from guardkit.tools.binding import CallShape, bind_call, jsonable
+from guardkit.tools.enforce import LOCAL_DENIAL_TOOL, checked
 from guardkit.tools.flow import Flow, Op
 from guardkit.tools.handoff import Handoff, running
 from guardkit.tools.policy_checks import PolicyChecks
 
 __all__ = ["IDEMPOTENT_REPLAY", "LOCAL_DENIAL_TOOL", "Call", "Steps"]
 
-#: What an agent guard without ``deny_local`` (not ``LocalAgent`` or ``AgentClient``) is asked, so a
-#: local denial still lands in its ledger: an unlisted tool, denied and scarred by the guard.
-LOCAL_DENIAL_TOOL = "guardkit.local_denial"
 #: The reason code of a call answered from its idempotency record: recorded, nothing charged.
 IDEMPOTENT_REPLAY = REPLAY_CODE
 _DETAIL_MAX = 2000
@@ -121,29 +113,8 @@ class Steps:
         """Bind, run the local checks (a refusal is recorded and raised), work out the cost."""
         raw = bind_call(self.shape, instance, args, kwargs)
         arguments = {key: jsonable(value) for key, value in raw.items()}
-        # The first call of an agent reads its policy (an HTTP round trip for an AgentClient):
-        # a blocking call, off the event loop when async.
-        checks = (
-            self._policy.for_agent(agent)
-            if self._policy.ready(agent)
-            else (yield Op("call", (agent,), self._policy.for_agent))
-        )
-        record: dict[str, Any] = {}
-        # Egress checks resolve host names: a blocking call, off the event loop when async.
-        denial = (
-            (yield Op("call", (raw, record), checks.run))
-            if checks.egress
-            else checks.run(raw, record)
-        ) or label_arguments(checks, arguments, record)
-        tool_input = {**arguments, "_guardkit": record} if record else dict(arguments)
-        approval: Reason | None = None
-        if denial is not None and denial.reason.get("needs") == "approval":
-            if implements(agent, AsksApproval):
-                approval, denial = denial.reason, None  # this one call goes to a human
-            elif checks.requires_approval:
-                denial = None  # pending anyway; the approver sees the labels in the input
-        if denial is not None:
-            yield from self._deny(agent, tool_input, denial)
+        found = yield from checked(agent, self.name, raw, arguments, checks=self._policy)
+        checks, tool_input, approval = found.checks, found.input, found.approval
         if callable(self.cost):
             cost = self.cost(raw)
         else:
@@ -160,28 +131,6 @@ class Steps:
             handed=handed,
             approval_reason=approval,
         )
-
-    def _deny(self, agent: AgentGuard, tool_input: dict[str, Any], denial: Denial) -> Flow[None]:
-        check = _CHECKS.get(denial.reason["code"])
-        if isinstance(agent, RecordsLocalDenials):
-            decision: DecisionDict = yield Op(
-                "deny_local", (self.name, tool_input, denial.reason, _name(denial))
-            )
-            tracing.current_tool().decision(decision, check=check, agent_id=agent.agent_id)
-            raise ToolDenied(decision["action_id"], decision.get("reason") or denial.reason)
-        decision = yield Op(
-            "request",
-            (LOCAL_DENIAL_TOOL, {"tool": self.name, "input": tool_input, "reason": denial.reason}),
-        )
-        action_id = decision["action_id"]
-        if decision["decision"] == "allowed":
-            yield Op("report", (action_id, "failure", describe_reason(denial.reason)))
-        tracing.current_tool().decision(
-            {"decision": "denied", "action_id": action_id, "reason": denial.reason},
-            check=check,
-            agent_id=agent.agent_id,
-        )
-        raise ToolDenied(action_id, denial.reason)
 
     # -- claim: idempotency ---------------------------------------------------------------------
 
@@ -331,15 +280,3 @@ def _store_of(agent: AgentGuard) -> IdempotencyStore:
             "HTTP): pass Idempotency(store=guardkit.store.open_store('idem.db'))"
         )
     return agent.idempotency_store
-
-
-#: The ``guardkit.check`` span attribute for each local denial code.
-_CHECKS = {
-    "path_denied": "paths",
-    "egress_denied": "egress",
-    "untrusted_provenance": "provenance",
-}
-
-
-def _name(denial: Denial) -> SeverityName | None:
-    return None if denial.severity is None else denial.severity.value

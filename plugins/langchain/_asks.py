@@ -17,6 +17,7 @@ from guardkit.decisions import Action, DecisionDict, Reason
 from guardkit.protocols import AgentGuard
 from guardkit.refusals import Refusal, refusal
 from guardkit.tools.asking import settle
+from guardkit.tools.enforce import checked_request
 from guardkit.tools.flow import Flow, Op
 from guardkit.tools.turns import LLM_TURN
 
@@ -82,9 +83,9 @@ class Asks:
         cost_fn = self.costs.get(tool)
         return None if cost_fn is None else cost_fn(args)
 
-    def request(self, tool: str, args: Mapping[str, Any]) -> Flow[DecisionDict]:
-        decision: DecisionDict = yield Op("request", (tool, dict(args), self.cost(tool, args)))
-        return decision
+    def request(self, agent: AgentGuard, tool: str, args: Mapping[str, Any]) -> Flow[DecisionDict]:
+        """The policy's declared checks (``guardkit.tools.enforce``), then the request."""
+        return (yield from checked_request(agent, tool, args, self.cost(tool, args)))
 
     def settle(self, agent: AgentGuard, decision: DecisionDict, span: Any) -> Flow[DecisionDict]:
         """Wait in-process for a human when ``decision`` is pending: ``allowed`` or ``denied``."""

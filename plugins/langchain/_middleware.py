@@ -117,7 +117,7 @@ class GuardMiddleware(AgentMiddleware[GuardState, Any, Any]):
         drive(self._asks.outcome(gate["action_id"], None, _usage(response)), agent)
         if self.approvals == "wait":
             return response
-        return with_plan(response, drive(self._plan(request, response), agent))
+        return with_plan(response, drive(self._plan(agent, request, response), agent))
 
     async def awrap_model_call(
         self,
@@ -136,10 +136,10 @@ class GuardMiddleware(AgentMiddleware[GuardState, Any, Any]):
         await adrive(self._asks.outcome(gate["action_id"], None, _usage(response)), agent)
         if self.approvals == "wait":
             return response
-        return with_plan(response, await adrive(self._plan(request, response), agent))
+        return with_plan(response, await adrive(self._plan(agent, request, response), agent))
 
     def _plan(
-        self, request: ModelRequest[Any], response: ModelResponse[Any]
+        self, agent: AgentGuard, request: ModelRequest[Any], response: ModelResponse[Any]
     ) -> Flow[dict[str, DecisionDict]]:
         """Interrupt mode: request the tool calls the tool node will run, while in the model node.
 
@@ -154,7 +154,9 @@ class GuardMiddleware(AgentMiddleware[GuardState, Any, Any]):
                 if tool is None or _guarded(tool) or not call["id"]:
                     continue
                 try:
-                    plan[call["id"]] = yield from self._asks.request(call["name"], call["args"])
+                    plan[call["id"]] = yield from self._asks.request(
+                        agent, call["name"], call["args"]
+                    )
                 except GuardError:
                     break  # the tool node asks again and words the error for the model
         return plan
@@ -258,7 +260,7 @@ class GuardMiddleware(AgentMiddleware[GuardState, Any, Any]):
         call = request.tool_call
         decision = planned(request.state, call) if self.approvals == "interrupt" else None
         if decision is None:
-            decision = yield from self._asks.request(call["name"], call["args"])
+            decision = yield from self._asks.request(agent, call["name"], call["args"])
         span.decision(decision, agent_id=agent.agent_id)
         final = yield from self._asks.settle(agent, decision, span)
         if final is not decision:

@@ -14,18 +14,30 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
-from guardkit.decisions import Action, ActionStatusName, DecisionDict
-from guardkit.errors import ApprovalTimeout, GuardError
+from guardkit.decisions import Action, ActionStatusName, DecisionDict, Denial, Reason
+from guardkit.errors import ApprovalTimeout, GuardError, ToolDenied
 from guardkit.protocols import AgentGuard
 from guardkit.refusals import Refusal, refusal
 from guardkit.tools.asking import end_wait
+from guardkit.tools.enforce import RESERVED_KEY, checked_request, deny
 from guardkit.tools.flow import Flow, Op, adrive
 
-__all__ = ["DEFAULT_CALLS", "CallPolicy", "ask", "error_result", "outcome", "refused", "report"]
+__all__ = [
+    "DEFAULT_CALLS",
+    "CallPolicy",
+    "ask",
+    "deny_name",
+    "error_result",
+    "outcome",
+    "refused",
+    "report",
+]
 
 log = logging.getLogger("guardkit.mcp")
 #: Longest failure detail kept in the ledger (the tool's own error text, cut).
 _DETAIL_MAX = 500
+#: The longest tool name the guard records (MCP and the engine alike).
+_NAME_MAX = 128
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,9 +55,14 @@ DEFAULT_CALLS = CallPolicy()
 
 
 def _ask(
-    agent: AgentGuard, tool: str, arguments: dict[str, Any], policy: CallPolicy
+    agent: AgentGuard,
+    tool: str,
+    arguments: dict[str, Any],
+    policy: CallPolicy,
+    context: Mapping[str, Any] | None,
 ) -> Flow[str | Refusal]:
-    decision: DecisionDict = yield Op("request", (tool, arguments))
+    # The policy's declared checks first (paths, egress, provenance): guardkit.tools.enforce.
+    decision: DecisionDict = yield from checked_request(agent, tool, arguments, context=context)
     action_id = decision["action_id"]
     if decision["decision"] == "allowed":
         return action_id
@@ -74,11 +91,17 @@ def _denied(action_id: str, reason: Any) -> Refusal:
 
 
 async def ask(
-    agent: AgentGuard, tool: str, arguments: dict[str, Any], policy: CallPolicy
+    agent: AgentGuard,
+    tool: str,
+    arguments: dict[str, Any],
+    policy: CallPolicy,
+    context: Mapping[str, Any] | None = None,
 ) -> str | CallToolResult:
-    """The allowed action's id, or the result to give the client instead of running the call."""
+    """The allowed action's id, or the result to give the client instead of running the call.
+
+    ``context`` (the upstream's identity) is recorded with the call."""
     try:
-        answer = await adrive(_ask(agent, tool, arguments, policy), agent)
+        answer = await adrive(_ask(agent, tool, arguments, policy, context), agent)
     except GuardError as exc:
         found = refusal(exc)
         if found is not None:
@@ -121,6 +144,21 @@ async def report(agent: AgentGuard, action_id: str, status: str, detail: str) ->
         await adrive(_report(action_id, status, detail), agent)
     except GuardError as exc:
         log.warning("could not report %s of %s: %s", status, action_id, exc.message)
+
+
+def deny_name(agent: AgentGuard, name: str, why: str, arguments: Any) -> Flow[Refusal]:
+    """Record a call to a name the proxy never forwards (reserved, over-long) as a denied,
+    scarred call, like any unlisted tool's; the refusal to answer with."""
+    shown = name if len(name) <= _NAME_MAX else name[: _NAME_MAX - 1] + "…"
+    reason: Reason = {"code": "tool_not_allowed", "tool": shown, "message": why}
+    tool_input = {"arguments": arguments, RESERVED_KEY: {"name": name[:_DETAIL_MAX]}}
+    try:
+        yield from deny(agent, shown, tool_input, Denial(reason=reason))
+    except ToolDenied as exc:
+        found = refusal(exc)
+        assert found is not None
+        return found
+    raise AssertionError("deny always raises")
 
 
 def _report(action_id: str, status: str, detail: str) -> Flow[None]:

@@ -108,8 +108,22 @@ def mcp() -> None:
 @click.option(
     "--call-timeout",
     type=click.FloatRange(min=0, min_open=True),
+    default=120.0,
+    show_default=True,
+    help="Seconds an upstream request may take before it fails.",
+)
+@click.option(
+    "--start-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,
+    show_default=True,
+    help="Seconds the upstream may take to start and answer initialize.",
+)
+@click.option(
+    "--server-name",
     default=None,
-    help="Seconds an upstream call may take before it fails (default: no limit).",
+    help="Namespace of this upstream's tools in the policy and the ledger (NAME.tool), so one "
+    "agent can front several servers, each with its own rules.",
 )
 @click.option(
     "--approval-timeout",
@@ -137,7 +151,9 @@ def proxy(
     serve: str,
     bind: str,
     unlisted: str,
-    call_timeout: float | None,
+    call_timeout: float,
+    start_timeout: float,
+    server_name: str | None,
     approval_timeout: float,
     poll: float,
     command: tuple[str, ...],
@@ -169,6 +185,8 @@ def proxy(
                 unlisted=Unlisted(unlisted),
                 policy=policy,
                 call_timeout=call_timeout,
+                start_timeout=start_timeout,
+                server_name=server_name,
                 calls=CallPolicy(approval_timeout=approval_timeout, poll=poll),
             ) as running:
                 try:
@@ -181,9 +199,13 @@ def proxy(
                     if aclose is not None:  # an AgentClient's async pool lives on this loop
                         await aclose()
 
+        from guardkit import GuardError
+
         try:
             anyio.run(main)
-        except ConnectionError as exc:
+        except GuardError:
+            raise  # a policy the proxy cannot enforce: worded by _agent
+        except (ConnectionError, ValueError) as exc:
             raise click.ClickException(str(exc)) from exc
 
 

@@ -42,18 +42,35 @@ from mcp_types.methods import serialize_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
+from guardkit.errors import PolicyError
 from guardkit.policy import Policy
 from guardkit.protocols import AgentGuard, KnowsPolicy
+from guardkit.tools.enforce import unenforceable
+from guardkit.tools.flow import adrive
+from guardkit.tools.turns import LLM_TURN
 
-from .calls import DEFAULT_CALLS, CallPolicy, ask, error_result, outcome, report
+from .calls import (
+    DEFAULT_CALLS,
+    CallPolicy,
+    ask,
+    deny_name,
+    error_result,
+    outcome,
+    refused,
+    report,
+)
 from .schemas import ToolSchemas
 from .stdio import serve_stdio
-from .upstream import Target, Upstream
+from .upstream import DEFAULT_START_TIMEOUT, Target, Upstream, describe
 
-__all__ = ["GuardProxy", "Unlisted"]
+__all__ = ["DEFAULT_CALL_TIMEOUT", "GuardProxy", "Unlisted", "reserved"]
 
 log = logging.getLogger("guardkit.mcp")
 
+#: Seconds an upstream request may take by default before it fails (``--call-timeout``).
+DEFAULT_CALL_TIMEOUT = 120.0
+_NAME_MAX = 128
+_SERVER_NAME_MAX = 64
 #: Handshake-era connections remembered for notifications (the oldest are dropped first).
 _MAX_SESSIONS = 1024
 
@@ -89,16 +106,33 @@ class GuardProxy:
         *,
         unlisted: Unlisted = Unlisted.HIDE,
         policy: Policy | None = None,
-        call_timeout: float | None = None,
+        call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
         calls: CallPolicy = DEFAULT_CALLS,
         name: str = "guardkit-proxy",
+        server_name: str | None = None,
     ) -> None:
+        if server_name is not None and (
+            not server_name
+            or "." in server_name
+            or reserved(server_name)
+            or len(server_name) > _SERVER_NAME_MAX
+        ):
+            raise ValueError(
+                f"a server name is 1-{_SERVER_NAME_MAX} characters, without '.', and not "
+                f"reserved (llm_turn, guardkit...); got {server_name!r}"
+            )
         self.agent = agent
+        #: The namespace of this upstream's tools in the policy and the ledger (``NAME.tool``).
+        self.server_name = server_name
+        self._identity: dict[str, Any] = {}
         self.unlisted = Unlisted(unlisted)
         self.calls = calls
         self._policy = policy
         self._allowed: frozenset[str] | None = None
-        self._upstream = Upstream(upstream, call_timeout=call_timeout, notify=self._relay)
+        self._upstream = Upstream(
+            upstream, call_timeout=call_timeout, start_timeout=start_timeout, notify=self._relay
+        )
         self._schemas = ToolSchemas()
         self._bus = InMemorySubscriptionBus()
         self._sessions: deque[ServerSession] = deque(maxlen=_MAX_SESSIONS)
@@ -117,9 +151,27 @@ class GuardProxy:
         if policy is None and isinstance(self.agent, KnowsPolicy):
             policy = await anyio.to_thread.run_sync(self.agent.policy)
         self._allowed = None if policy is None else frozenset(policy.tools)
+        if policy is not None:
+            self._refuse_unenforceable(policy)
         await self._upstream.__aenter__()
+        self._identity = {"upstream": self._describe()}
         self._server = self._build()
         return self
+
+    def _describe(self) -> dict[str, Any]:
+        """Who runs this proxy's calls, recorded with each of them in the ledger."""
+        found: dict[str, Any] = {"target": describe(self._upstream.target)}
+        if self.server_name is not None:
+            found["server_name"] = self.server_name
+        info = self._upstream.server_info
+        if info is not None:
+            found["server_info"] = {"name": info.name, "version": info.version}
+        return found
+
+    def ledger_name(self, tool: str) -> str:
+        """What a tool is called in the policy and the ledger: ``SERVER.tool`` under a
+        ``server_name``, else its own name."""
+        return tool if self.server_name is None else f"{self.server_name}.{tool}"
 
     async def __aexit__(
         self,
@@ -128,6 +180,22 @@ class GuardProxy:
         tb: TracebackType | None,
     ) -> None:
         await self._upstream.__aexit__(exc_type, exc, tb)
+
+    def _refuse_unenforceable(self, policy: Policy) -> None:
+        """Refuse to start when the policy declares a check the proxy cannot apply."""
+        target = self._upstream.target
+        remote = isinstance(target, str)
+        where = f"guardkit mcp proxy in front of {target}" if remote else "guardkit mcp proxy"
+        problems = unenforceable(
+            policy,
+            paths=not remote,
+            egress=not remote,
+            provenance=False,
+            runtime=False,
+            where=where,
+        )
+        if problems:
+            raise PolicyError(problems)
 
     # -- serving ----------------------------------------------------------------------------------
 
@@ -228,10 +296,17 @@ class GuardProxy:
     ) -> types.ListToolsResult:
         page = await self._list_page(params)
         self._schemas.learn(page.tools)
-        if self.unlisted is Unlisted.DENY or self._allowed is None:
-            return page
-        allowed = self._allowed
-        return page.model_copy(update={"tools": [t for t in page.tools if t.name in allowed]})
+        hide = self.unlisted is Unlisted.HIDE and self._allowed is not None
+        allowed = self._allowed or frozenset()
+        shown = [
+            tool
+            for tool in page.tools
+            if not reserved(tool.name)
+            and len(tool.name) <= _NAME_MAX
+            and not self._schemas.duplicated(tool.name)
+            and (not hide or self.ledger_name(tool.name) in allowed)
+        ]
+        return page.model_copy(update={"tools": shown})
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -244,7 +319,21 @@ class GuardProxy:
         the client, shaped for its protocol ``version``."""
         name: str = params["name"]
         arguments: Mapping[str, Any] = params.get("arguments") or {}
+        why = _never_forwarded(name)
+        if why is not None:
+            log.warning("refused a call to %r: %s", name[:_NAME_MAX], why)
+            found = await adrive(deny_name(self.agent, name, why, dict(arguments)), self.agent)
+            return _shaped(version, refused(found))
         problem = await self._schemas.problem(self._list_page, name, arguments)
+        if self._schemas.duplicated(name):
+            log.warning("refused a call to %r: the upstream lists that name twice", name)
+            return _shaped(
+                version,
+                error_result(
+                    f"Error: the server lists more than one tool named {name}, so the proxy "
+                    "cannot tell which one this call is for. Nothing was done; do not retry."
+                ),
+            )
         if problem is not None:
             return _shaped(
                 version,
@@ -253,7 +342,9 @@ class GuardProxy:
                     "the tool again with arguments that match its schema."
                 ),
             )
-        answer = await ask(self.agent, name, dict(arguments), self.calls)
+        answer = await ask(
+            self.agent, self.ledger_name(name), dict(arguments), self.calls, self._identity
+        )
         if isinstance(answer, types.CallToolResult):
             return _shaped(version, answer)
         try:
@@ -288,6 +379,20 @@ class GuardProxy:
         await self._bus.publish(event)
         for session in list(self._sessions):
             await session.send_notification(notification)
+
+
+def reserved(name: str) -> bool:
+    """Names the guard keeps for itself: never an upstream's tool (``llm_turn``, ``guardkit*``)."""
+    folded = name.casefold()
+    return folded == LLM_TURN or folded.startswith("guardkit")
+
+
+def _never_forwarded(name: str) -> str | None:
+    if len(name) > _NAME_MAX:
+        return f"a tool name is at most {_NAME_MAX} characters"
+    if reserved(name):
+        return "the name is reserved for the guard (llm_turn, guardkit...), never a server's tool"
+    return None
 
 
 def _shaped(version: str, result: Mapping[str, Any] | types.CallToolResult) -> dict[str, Any]:

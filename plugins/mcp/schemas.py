@@ -30,16 +30,31 @@ class ToolSchemas:
 
     def __init__(self) -> None:
         self._validators: dict[str, Any] = {}
+        #: Names the upstream listed more than once in one page: refused, never guessed at.
+        self._duplicates: set[str] = set()
         self._complete = False
 
     def forget(self) -> None:
         """The upstream's tools changed: read them again before the next check."""
         self._validators.clear()
+        self._duplicates.clear()
         self._complete = False
 
     def learn(self, tools: list[Tool]) -> None:
+        seen: set[str] = set()
         for tool in tools:
+            if tool.name in seen and tool.name not in self._duplicates:
+                log.warning(
+                    "the upstream lists %r more than once: hidden, and its calls refused",
+                    tool.name,
+                )
+                self._duplicates.add(tool.name)
+            seen.add(tool.name)
             self._validators[tool.name] = _validator(tool.input_schema)
+
+    def duplicated(self, name: str) -> bool:
+        """Whether the upstream listed ``name`` more than once (which schema holds is unknown)."""
+        return name in self._duplicates
 
     async def problem(
         self, list_page: ListPage, name: str, arguments: Mapping[str, Any]

@@ -15,6 +15,7 @@ does: stray reads see EOF, stray prints miss the wire.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 import os
@@ -26,7 +27,7 @@ import anyio
 from mcp.server import InitializationOptions, Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp.types import jsonrpc_message_adapter
+from mcp.types import INVALID_PARAMS, PARSE_ERROR, jsonrpc_message_adapter
 from pydantic import ValidationError
 from pydantic_core import from_json, to_json
 
@@ -36,6 +37,8 @@ __all__ = ["serve_stdio"]
 
 log = logging.getLogger("guardkit.mcp")
 
+#: The longest integer a request may carry (Python's own limit for converting digits).
+_DIGITS_MAX = 4300
 #: Seconds the last answers may take to reach a client that has stopped sending.
 _FLUSH_TIMEOUT = 1.0
 
@@ -140,10 +143,12 @@ class _Wire(asyncio.Protocol):
 
     def _line(self, line: bytes) -> None:
         # As the SDK's transport reads: UTF-8 with replacement, a bad line is an Exception item.
+        text = line.decode("utf-8", errors="replace")
         try:
-            message = from_json(line.decode("utf-8", errors="replace"))
+            message = from_json(text)
         except ValueError as exc:
-            self._deliver(exc)
+            if not self._refuse(text, exc):
+                self._deliver(exc)
             return
         if self.lane is not None and self.lane.take(message):
             return
@@ -153,6 +158,29 @@ class _Wire(asyncio.Protocol):
             self._deliver(exc)
             return
         self._deliver(SessionMessage(parsed))
+
+    def _refuse(self, text: str, exc: ValueError) -> bool:
+        """Answer a request that cannot be represented (a 5000-digit number, a lone surrogate)
+        with ``-32602`` for its id, or a line that is not JSON with ``-32700``: a client never
+        waits for an answer that will not come. ``False``: leave it to the SDK server."""
+        if not text.strip():
+            return False
+        try:
+            loose = json.loads(text, parse_int=_small_int, parse_constant=str)
+        except ValueError:
+            self.send(_error_answer(None, PARSE_ERROR, f"Parse error: {exc}"))
+            return True
+        request_id = loose.get("id") if isinstance(loose, dict) else None
+        if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+            return False  # a notification or a message without a usable id: nothing to answer
+        self.send(
+            _error_answer(
+                request_id,
+                INVALID_PARAMS,
+                f"the request cannot be represented (nothing was done): {str(exc)[:200]}",
+            )
+        )
+        return True
 
     def _deliver(self, item: SessionMessage | Exception) -> None:
         try:
@@ -201,6 +229,15 @@ class _Wire(asyncio.Protocol):
             log.debug("the MCP client closed stdout; dropped a message")
             return
         self._writer.write(data)
+
+
+def _small_int(digits: str) -> int | str:
+    # Ids are small integers; a number too long to represent is kept as its digits.
+    return int(digits) if len(digits) <= _DIGITS_MAX else digits
+
+
+def _error_answer(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
 class _Flow(asyncio.Protocol):

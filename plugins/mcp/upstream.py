@@ -31,6 +31,7 @@ from mcp.types import (
     CallToolRequest,
     CallToolRequestParams,
     CallToolResult,
+    Implementation,
     ServerCapabilities,
     ServerNotification,
 )
@@ -40,7 +41,7 @@ from pydantic import BaseModel
 from .child import child_stdio
 from .raw import RawRequests
 
-__all__ = ["Target", "Upstream"]
+__all__ = ["DEFAULT_START_TIMEOUT", "Target", "Upstream", "describe"]
 
 log = logging.getLogger("guardkit.mcp")
 
@@ -49,6 +50,8 @@ log = logging.getLogger("guardkit.mcp")
 Target = StdioServerParameters | str | Server[Any] | MCPServer
 ResultT = TypeVar("ResultT", bound=BaseModel)
 Notify = Callable[[ServerNotification], Awaitable[None]]
+#: Seconds an upstream may take to start and answer ``initialize`` by default.
+DEFAULT_START_TIMEOUT = 30.0
 #: The prefix of the ``_meta`` keys MCP reserves for the protocol itself.
 _RESERVED = "io.modelcontextprotocol/"
 
@@ -118,34 +121,52 @@ class Upstream:
     """The upstream server, reconnected on demand; use as ``async with Upstream(target):``."""
 
     def __init__(
-        self, target: Target, *, call_timeout: float | None = None, notify: Notify | None = None
+        self,
+        target: Target,
+        *,
+        call_timeout: float | None = None,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
+        notify: Notify | None = None,
     ) -> None:
         self.target = target
+        #: Seconds the upstream may take to start and answer ``initialize``.
+        self.start_timeout = start_timeout
         #: Seconds one request may take upstream before it fails (``None``: no limit).
         self.call_timeout = call_timeout
         self._notify = notify
         self._live: _Live | None = None
         self._lock = anyio.Lock()
         self._group: anyio.abc.TaskGroup | None = None
-        #: What the upstream said it serves when first connected.
+        #: What the upstream said it serves when first connected, and who it said it is.
         self.capabilities = ServerCapabilities()
+        self.server_info: Implementation | None = None
 
     async def __aenter__(self) -> Upstream:
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         try:
-            # Connect now: a server that can't start fails the proxy at once, not its first call.
-            client = await self.client()
+            # Connect now: a server that can't start fails the proxy at once, not its first call;
+            # one that never answers ``initialize`` fails it after the call timeout.
+            with anyio.fail_after(self.start_timeout):
+                client = await self.client()
+        except TimeoutError as exc:
+            await self._close()
+            raise ConnectionError(
+                f"the upstream MCP server {describe(self.target)} did not answer initialize "
+                f"within {self.start_timeout}s; check that the command after -- (or --upstream) "
+                "is an MCP server, or raise --start-timeout"
+            ) from exc
         except Exception as exc:
             await self._close()
             raise ConnectionError(
-                f"could not start the upstream MCP server {_describe(self.target)}: "
+                f"could not start the upstream MCP server {describe(self.target)}: "
                 f"{_leaf(exc)}; check the command after -- (or --upstream)"
             ) from exc
         except BaseException:
             await self._close()
             raise
         self.capabilities = client.server_capabilities
+        self.server_info = getattr(client, "server_info", None)
         return self
 
     async def __aexit__(
@@ -263,7 +284,8 @@ def _kept_meta(meta: Mapping[str, Any]) -> dict[str, Any] | None:
     return kept or None
 
 
-def _describe(target: Target) -> str:
+def describe(target: Target) -> str:
+    """The upstream in words: its command line, its URL, or its server class."""
     if isinstance(target, StdioServerParameters):
         return " ".join([target.command, *target.args])
     return target if isinstance(target, str) else type(target).__name__

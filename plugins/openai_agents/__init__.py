@@ -52,8 +52,8 @@ except ImportError:  # the SDK is the optional extra ``openai-agents``
     raise
 
 from ._approvals import resolve_interruptions
-from ._hooks import GuardHooks
-from ._tools import GUARDRAIL_NAME, guard_tools
+from ._hooks import GuardHooks, guard_tools
+from ._tools import GUARDRAIL_NAME
 
 __all__ = ["GUARDRAIL_NAME", "GuardHooks", "guard_tools", "resolve_interruptions"]
 

@@ -11,11 +11,13 @@ import json
 from collections import OrderedDict
 from typing import Any
 
+from guardkit import tracing
 from guardkit.decisions import Action, DecisionDict
 from guardkit.errors import GuardError, TurnDenied
 from guardkit.protocols import AgentGuard
 from guardkit.refusals import Refusal, refusal
 from guardkit.tools import asking
+from guardkit.tools.enforce import RESERVED_KEY, checked_request
 from guardkit.tools.flow import Flow, Op
 from guardkit.tools.turns import LLM_TURN
 
@@ -39,8 +41,12 @@ def ask(
 ) -> Flow[str | Refusal]:
     """Request the call and wait for a human if need be: the allowed action id, or the refusal."""
     try:
-        decision = yield from asking.ask(
-            agent, tool, args, cost, approval_timeout=timeout, poll=poll
+        # The policy's declared checks first (paths, egress, provenance): guardkit.tools.enforce.
+        decision = yield from checked_request(agent, tool, args, cost)
+        span = tracing.current_tool()
+        span.decision(decision, agent_id=agent.agent_id)
+        decision = yield from asking.settle(
+            agent, decision, approval_timeout=timeout, poll=poll, span=span
         )
     except GuardError as exc:
         found = refusal(exc)  # the guard could not be reached: nothing runs
@@ -54,7 +60,8 @@ def ask(
 def still_allowed(action_id: str, tool: str, args: dict[str, Any]) -> Flow[bool]:
     """Whether an action approved earlier may run this call: allowed, same tool and input."""
     action: Action = yield Op("action", (action_id,))
-    return action["status"] == "allowed" and action["tool"] == tool and action["input"] == args
+    recorded = {k: v for k, v in action["input"].items() if k != RESERVED_KEY}
+    return action["status"] == "allowed" and action["tool"] == tool and recorded == args
 
 
 def arguments(text: str, tool: str) -> dict[str, Any] | str:

@@ -14,7 +14,9 @@ One tool call crosses three SDK seams, in this order, within the call's own asyn
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -41,15 +43,17 @@ from guardkit.refusals import Refusal, refusal
 from guardkit.tools.flow import Flow, adrive
 from guardkit.tools.handoff import Handoff, guarded, handoff, running
 from guardkit.tools.scope import current_agent
+from guardkit.tools.shield import shielded
 
 from ._flows import arguments, ask, recall, remember, report, still_allowed
 
-__all__ = ["GUARDRAIL_NAME", "CostFn", "Gate", "gate_of", "guard_tools"]
+__all__ = ["GUARDRAIL_NAME", "CostFn", "Gate", "function_tools", "gate_of", "nested_agent"]
 
 #: The name of the tool input guardrail ``guard_tools`` adds (``tool_input_guardrail_results``).
 GUARDRAIL_NAME = "guardkit"
 CostFn = Callable[[Mapping[str, Any]], Any]
 T = TypeVar("T")
+log = logging.getLogger("guardkit.openai_agents")
 
 
 @dataclass(slots=True)
@@ -60,6 +64,20 @@ class _Asked:
     call_id: str
     agent: AgentGuard
     action_id: str
+    #: The invoker took this call over (and owes its outcome).
+    taken: bool = False
+
+    def abandoned(self, task: asyncio.Task[Any]) -> None:
+        """The call's task ended before its invoker ran (a cancelled run, a caller's timeout):
+        the allowed action still gets its one outcome, here and at once."""
+        if self.taken:
+            return
+        self.taken = True
+        why = "cancelled" if task.cancelled() else "the run ended"
+        try:
+            self.agent.report(self.action_id, "failure", f"not run: {why} before the tool ran")
+        except GuardError as exc:
+            log.warning("could not report %s: %s", self.action_id, exc)
 
 
 @dataclass(slots=True)
@@ -151,7 +169,12 @@ class Gate:
             # this call for its own approval: resolve_interruptions and the resumed run reuse
             # this action rather than asking twice.
             remember(agent, ctx.tool_call_id, self.tool.name, ctx.tool_arguments, outcome)
-        _asked.set(_Asked(self, ctx.tool_call_id, agent, outcome))
+        asked = _Asked(self, ctx.tool_call_id, agent, outcome)
+        task = asyncio.current_task()
+        if task is not None and not (approved is None and self.tool.needs_approval is not False):
+            # The call's own task awaits the invoker: if it ends first, nothing ran.
+            task.add_done_callback(asked.abandoned)
+        _asked.set(asked)
         return ToolGuardrailFunctionOutput.allow({"action_id": outcome})
 
     # -- 2. the wrapped on_invoke_tool: run and report
@@ -162,6 +185,7 @@ class Gate:
         asked = _asked.get()
         if asked is not None and asked.gate is self and asked.call_id == ctx.tool_call_id:
             _asked.set(None)
+            asked.taken = True
             recall(asked.agent, ctx.tool_call_id, self.tool.name, input)
             return await self._run(ctx, input, asked.agent, asked.action_id)
         # Invoked without the guardrail (called directly, outside a run): ask here.
@@ -219,52 +243,39 @@ class Gate:
 
 async def _report_failure(agent: AgentGuard, action: str, exc: BaseException) -> None:
     try:
-        await adrive(report(action, "failure", f"{type(exc).__name__}: {exc}"), agent)
+        detail = (
+            "cancelled before it finished"
+            if isinstance(exc, asyncio.CancelledError)
+            else f"{type(exc).__name__}: {exc}"
+        )
+        await shielded(adrive(report(action, "failure", detail), agent))
     except GuardError as problem:
         # An operator may already have recorded this action's one outcome (``harmful``), or the
         # guard went away: what the run must see is still the tool's own failure.
         exc.add_note(f"guardkit could not report the failure: {problem}")
 
 
-def guard_tools(
-    tools: T,
-    agent: AgentGuard | None = None,
-    *,
-    costs: Mapping[str, CostFn] | None = None,
-    approval_timeout: float = 300.0,
-    poll: float = 2.0,
-) -> T:
-    """Guard every ``FunctionTool`` of an SDK ``Agent`` (and of its handoff agents), in place.
-
-    ``tools`` is an ``Agent``, a ``FunctionTool`` or a list of them, and is returned. ``agent``
-    is the agent guard to ask (None: ``guardkit.current_agent()`` at each call). ``costs`` maps
-    a tool name to a function of the call's arguments that computes its charge in code. A
-    pending call waits up to ``approval_timeout`` seconds for a human, then is refused
-    (``approval_timeout``). Guarding a tool twice changes nothing. ``Handoff`` objects made
-    with ``handoff(agent)`` hide their agent: guard that agent too. The guard's guardrail runs
-    after the tool's own: add yours before calling ``guard_tools``.
-
-    >>> sdk_agent = guard_tools(Agent(name="ops", tools=[restart_service]), guard.agent("ops"))
-    """
-    for tool in _function_tools(tools, set()):
-        if not isinstance(tool.on_invoke_tool, Gate):
-            cost = (costs or {}).get(tool.name)
-            Gate(tool, agent, cost, approval_timeout, poll).install()
-    return tools
+def nested_agent(tool: FunctionTool) -> Agent[Any] | None:
+    """The agent behind ``agent.as_tool(...)``: its own run has tools and model turns too."""
+    found = getattr(tool, "_agent_instance", None)
+    return found if isinstance(found, Agent) else None
 
 
-def _function_tools(found: object, seen: set[int]) -> Iterable[FunctionTool]:
+def function_tools(found: object, seen: set[int]) -> Iterable[FunctionTool]:
     if id(found) in seen:
         return
     seen.add(id(found))
     if isinstance(found, FunctionTool):
         yield found
+        nested = nested_agent(found)
+        if nested is not None:  # an agent used as a tool: guard what its nested run can call
+            yield from function_tools(nested, seen)
     elif isinstance(found, Agent):
         for item in (*found.tools, *found.handoffs):
-            yield from _function_tools(item, seen)
+            yield from function_tools(item, seen)
     elif isinstance(found, list | tuple):
         for item in found:
-            yield from _function_tools(item, seen)
+            yield from function_tools(item, seen)
     elif type(found).__module__.split(".")[0] != "agents":  # hosted tools, Handoff: not ours
         raise TypeError(
             f"guard_tools takes an agents.Agent, a FunctionTool or a list of them, not {found!r}"

@@ -268,3 +268,38 @@ def test_a_turn_outcome_carries_the_tokens_used(lc_policy, backend, chat, mode):
     (turn,) = b.requested("llm_turn")
     (outcome,) = [r for r in b.records("outcome") if r["action_id"] == turn["action_id"]]
     assert (outcome["status"], outcome["detail"]) == ("success", "usage: 15 tokens")
+
+
+def test_the_policys_path_rules_apply_to_middleware_tool_calls(tmp_path):
+    """One enforcement path: a policy's ``paths`` section holds for a plain LangChain tool."""
+    from guardkit.plugins.langchain import GuardMiddleware
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool as lc_tool
+
+    class Scripted(GenericFakeChatModel):
+        def bind_tools(self, tools, **kwargs):
+            return self
+
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    read = []
+
+    @lc_tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        read.append(path)
+        return "secret"
+
+    guard = guardkit.Guard(":memory:")
+    rule = {"cost": 1, "paths": {"path": {"allow": [str(reports)]}}}
+    guard.create_agent("bot", {"budget": 10, "tools": {"llm_turn": {"cost": 0}, "read_file": rule}})
+    call = {"name": "read_file", "args": {"path": "/etc/shadow"}, "id": "c1"}
+    model = Scripted(messages=iter([AIMessage("", tool_calls=[call]), "done"]))
+    agent = create_agent(model, tools=[read_file], middleware=[GuardMiddleware(guard.agent("bot"))])
+    result = agent.invoke({"messages": [{"role": "user", "content": "read"}]})
+    assert read == []
+    assert result["messages"][2].status == "error"
+    denied = [r["payload"] for r in guard.log("bot")["records"] if r["kind"] == "action_denied"]
+    assert [d["reason"]["code"] for d in denied] == ["path_denied"]

@@ -150,16 +150,22 @@ def write_policy(folder: Path, policy: dict[str, Any]) -> Path:
     return path
 
 
-def local_stack(folder: Path, policy: dict[str, Any], *flags: str) -> Stack:
+def local_stack(
+    folder: Path,
+    policy: dict[str, Any],
+    *flags: str,
+    upstream: str = UPSTREAM,
+    env: dict[str, str] | None = None,
+) -> Stack:
     """A proxy the client starts over stdio, with an embedded ledger, upstream over stdio."""
     agent_id = "mcp-" + uuid.uuid4().hex[:8]
     db, runs = folder / "guard.db", folder / "runs.txt"
     args = [
         "-m", "guardkit", "mcp", "proxy", "--agent", agent_id,
         "--policy", str(write_policy(folder, policy)), "--db", str(db), "--poll", "0.1", *flags,
-        "--", sys.executable, UPSTREAM,
+        "--", sys.executable, upstream,
     ]  # fmt: skip
-    env = {**os.environ, "MCP_RUNS": str(runs)}
+    env = {**os.environ, "MCP_RUNS": str(runs), **(env or {})}
     # Every ``python -m guardkit`` runs outside the checkout: the installed package is what runs.
     target = StdioServerParameters(command=sys.executable, args=args, env=env, cwd=folder)
     return Stack(agent_id=agent_id, db=db, runs=runs, target=target, kind="stdio-local")

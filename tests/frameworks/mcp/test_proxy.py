@@ -156,9 +156,11 @@ def test_malformed_arguments_are_refused_before_the_guard_and_never_crash_it(
     assert raw.error.code == types.INVALID_PARAMS
     assert text(after) == t
     assert stack.ran(f"echo {t}") == [f"echo {t}"]
-    assert [r for r in stack.records("action_requested") if t in str(r["input"])] == [
-        {"action_id": action_for(stack, "echo", t), "cost": 1, "input": {"text": t}, "tool": "echo"}
-    ]
+    (requested,) = [r for r in stack.records("action_requested") if t in str(r["input"])]
+    assert requested["action_id"] == action_for(stack, "echo", t)
+    assert requested["input"]["text"] == t
+    assert set(requested["input"]) == {"text", "_guardkit"}  # and which upstream ran it
+    assert "upstream" in requested["input"]["_guardkit"]
 
 
 def test_resources_and_prompts_pass_through_untouched(stack: Stack) -> None:
