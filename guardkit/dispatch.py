@@ -32,10 +32,18 @@ from typing import Any, TypeVar, overload
 from guardkit import _semconv as sc
 from guardkit import tracing
 from guardkit.decisions import DecisionDict, Reason
-from guardkit.errors import ActionDenied, ApprovalTimeout, GuardError, InvalidInput, InvalidState
+from guardkit.errors import (
+    ActionDenied,
+    ApprovalTimeout,
+    GuardError,
+    InvalidInput,
+    InvalidState,
+    ToolDenied,
+)
 from guardkit.protocols import AgentGuard
 from guardkit.refusals import Refusal, refusal
-from guardkit.tools.asking import ask
+from guardkit.tools import enforce
+from guardkit.tools.asking import settle
 from guardkit.tools.binding import jsonable
 from guardkit.tools.flow import Flow, Op, adrive, drive, stops_on_failure
 from guardkit.tools.handoff import guarded, handoff, running
@@ -110,17 +118,21 @@ def _asked(
     """Request the call and wait for a human if need be: the allowed decision, or a refusal."""
     charge = cost(arguments) if callable(cost) else cost
     try:
-        decision = yield from ask(
-            agent,
-            name,
-            jsonable(arguments),
-            charge,
-            approval_timeout=approval_timeout,
-            poll=poll,
-            span=span,
-        )
+        # The policy's declared checks (paths, egress, provenance, the reserved key) first, as on
+        # every other way in: a failed one is a recorded denial, and nothing runs.
+        call = yield from enforce.checked(agent, name, arguments, jsonable(arguments))
+        decision = yield from enforce.request(name, call, charge)
+    except ToolDenied as exc:
+        span.fail(sc.ERR_DENIED, "denied")
+        denied = refusal(exc)
+        assert denied is not None
+        return denied
     except InvalidInput as exc:  # the model's input cannot be recorded as it is (too large...)
         return _mistake(INVALID_ARGUMENTS, f"Error: {exc.message}. Nothing was done.")
+    span.decision(decision, agent_id=agent.agent_id)
+    decision = yield from settle(
+        agent, decision, approval_timeout=approval_timeout, poll=poll, span=span
+    )
     if decision["decision"] != "allowed":
         found = refusal(decision)
         assert found is not None

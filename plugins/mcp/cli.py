@@ -362,7 +362,11 @@ def _write_policies(
             continue
         for name in tools:
             if list_tools:
-                tools[name] = _tools_of(name, servers[name], timeout)
+                listed = _tools_of(name, servers[name], timeout)
+                namespace = options.namespace(name)
+                if listed is not None and namespace:
+                    listed = [f"{namespace}.{tool}" for tool in listed]
+                tools[name] = listed
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(
             wrapping.render_policy(tools, destructive=is_destructive), encoding="utf-8"

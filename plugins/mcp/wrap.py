@@ -72,6 +72,11 @@ class WrapOptions:
         name = self.shared or server
         return str(Path(self.policy_dir) / f"{_file_safe(name)}.toml")
 
+    def namespace(self, server: str) -> str | None:
+        """The proxy's ``--server-name`` for ``server``: with one shared agent each server's tools
+        are ``NAME.tool`` in its policy and ledger, so two servers never share a rule."""
+        return _file_safe(server).replace(".", "_") if self.shared else None
+
 
 @dataclass(slots=True)
 class Plan:
@@ -147,11 +152,13 @@ def _wrapped(name: str, entry: Mapping[str, Any], options: WrapOptions) -> dict[
     if "transport" in kept:
         kept["transport"] = "stdio"
     command, *prefix = options.guardkit
+    namespace = options.namespace(name)
     proxy = [
         *prefix, "mcp", "proxy",
         "--agent", options.agent(name),
         "--policy", options.policy(name),
         "--db", options.db,
+        *(["--server-name", namespace] if namespace else []),
         *upstream,
     ]  # fmt: skip
     return {"command": command, "args": proxy, **kept}

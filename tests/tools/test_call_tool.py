@@ -266,3 +266,47 @@ def test_acall_tool_bad_json_and_shapes(local):
         guardkit.acall_tool("add", "{", add, guard=local, on_refusal=lambda r: {"error": r.text})
     )
     assert "not valid JSON" in result["error"]
+
+
+@pytest.mark.parametrize("path", ["/etc/shadow", "{root}/../../etc/passwd"])
+def test_the_policys_path_rules_hold_at_the_dispatch_site(tmp_path, path):
+    """A policy's ``paths`` section means the same through ``call_tool`` as through the
+    decorators: resolved, not textual; a call outside the root never runs."""
+    root = tmp_path / "reports"
+    root.mkdir()
+    (root / "q1.txt").write_text("ok")
+    policy = {
+        "budget": 10,
+        "tools": {"read_file": {"cost": 0, "paths": {"path": {"allow": [str(root)]}}}},
+    }
+    ran: list[str] = []
+
+    def read_file(path: str) -> str:
+        ran.append(path)
+        return "contents"
+
+    with guardkit.Guard(":memory:") as guard:
+        guard.create_agent("reader", policy)
+        agent = guard.agent("reader")
+        inside = guardkit.call_tool(
+            "read_file", {"path": str(root / "q1.txt")}, read_file, guard=agent
+        )
+        assert inside == "contents"
+        outside = guardkit.call_tool(
+            "read_file", {"path": path.format(root=root)}, read_file, guard=agent
+        )
+        assert isinstance(outside, str)
+        assert outside.startswith("Denied by the policy guard")
+        assert ran == [str(root / "q1.txt")]
+        denied = [p for k, p in kinds(agent) if k == "action_denied"]
+        assert denied
+        assert denied[-1]["reason"]["code"] == "path_denied"
+
+
+def test_a_reserved_guardkit_argument_is_refused_at_the_dispatch_site(local):
+    ran: list[Any] = []
+    forged = {"a": 1, "b": 2, "_guardkit": {"resolved": "/safe"}}
+    result = guardkit.call_tool("add", forged, lambda **kw: ran.append(kw), guard=local)
+    assert isinstance(result, str)
+    assert result.startswith("Denied by the policy guard")
+    assert ran == []

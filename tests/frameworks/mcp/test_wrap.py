@@ -99,10 +99,12 @@ def test_vscode_servers_become_stdio_and_inputs_are_kept(tmp_path: Path) -> None
     assert {s["type"] for s in servers.values()} == {"stdio"}
     assert servers["remote"]["args"][-2:] == ["--upstream", "http://127.0.0.1:9000/mcp"]
     assert plan.config["inputs"] == VSCODE["inputs"]
-    for entry in servers.values():  # one shared agent under one policy
+    for name, entry in servers.items():  # one shared agent under one policy, tools namespaced
         args = entry["args"]
         assert args[args.index("--agent") + 1] == "ide"
         assert args[args.index("--policy") + 1] == str(tmp_path / "policies" / "ide.toml")
+        assert args[args.index("--server-name") + 1] == name
+    assert "--server-name" not in wrap_config(VSCODE, options(tmp_path)).config["servers"]["db"]
     settings = {"editor.tabSize": 4, "mcp": {"servers": VSCODE["servers"]}}
     assert set(wrap_config(settings, options(tmp_path)).actions) == {"db", "remote"}
 
@@ -259,6 +261,37 @@ def test_a_wrapped_configuration_runs_every_call_through_the_guard(tmp_path: Pat
         records = guard.log("mcp-notes")["records"]
     assert status["spent"] == 1
     requested = [r["payload"] for r in records if r["kind"] == "action_requested"]
-    assert [(p["tool"], p["input"]) for p in requested] == [("echo", {"text": "hello"})]
+    assert [(p["tool"], p["input"]["text"]) for p in requested] == [("echo", "hello")]
     outcomes = [r["payload"]["status"] for r in records if r["kind"] == "outcome"]
     assert outcomes == ["success"]
+
+
+def test_a_shared_agent_fronts_each_server_under_its_own_namespace(tmp_path: Path) -> None:
+    """``--shared-agent``: one agent, one policy naming ``server.tool``; a call through the
+    wrapped entry is requested under its server's name."""
+    runs = tmp_path / "runs.txt"
+    config = tmp_path / "mcp.json"
+    entry = {"command": sys.executable, "args": [UPSTREAM], "env": {"MCP_RUNS": str(runs)}}
+    config.write_text(json.dumps({"mcpServers": {"notes": entry}}))
+    guardkit = f"{shlex.quote(sys.executable)} -m guardkit"
+    args = ["--dir", str(tmp_path / "gk"), "--guardkit", guardkit, "--shared-agent", "desk"]
+    result = _invoke(str(config), *args)
+    assert result.exit_code == 0, result.output
+    policy = load_policy(tmp_path / "gk" / "desk.toml")
+    assert {"notes.echo", "notes.delete"} <= set(policy.tools)
+    assert policy.tools["notes.delete"].requires_approval
+    wrapped = json.loads(config.read_text())["mcpServers"]["notes"]
+
+    async def call() -> str:
+        params = StdioServerParameters(
+            command=wrapped["command"], args=wrapped["args"], env=wrapped["env"]
+        )
+        async with Client(params) as client:
+            answer = await client.call_tool("echo", {"text": "hi"})
+            return answer.content[0].text  # type: ignore[union-attr]
+
+    assert anyio.run(call) == "hi"
+    with Guard(str(tmp_path / "gk" / "guard.db")) as guard:
+        records = guard.log("desk")["records"]
+    tools = [r["payload"]["tool"] for r in records if r["kind"] == "action_requested"]
+    assert tools == ["notes.echo"]
