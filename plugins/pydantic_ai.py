@@ -74,7 +74,15 @@ from pydantic_core import to_jsonable_python  # noqa: E402
 
 from guardkit import tracing  # noqa: E402
 from guardkit.decisions import DecisionDict  # noqa: E402
-from guardkit.errors import GuardError, InvalidState, PolicyError, ToolDenied, TurnDenied  # noqa: E402
+from guardkit.errors import (  # noqa: E402
+    GuardError,
+    GuardFailed,
+    InvalidState,
+    PolicyError,
+    StoreError,
+    ToolDenied,
+    TurnDenied,
+)
 from guardkit.protocols import AgentGuard  # noqa: E402
 from guardkit.refusals import Refusal, refusal  # noqa: E402
 from guardkit.tools import enforce  # noqa: E402
@@ -273,6 +281,8 @@ def _refusal_or_raise(exc: GuardError) -> Refusal:
     """A refusal the model can read (denied, timed out, guard unreachable); else re-raise."""
     found = refusal(exc)
     if found is None:
+        if isinstance(exc, StoreError):  # the guard cannot record: the agent stops, never a result
+            raise GuardFailed.at("tool call", exc) from exc
         raise exc
     return found
 

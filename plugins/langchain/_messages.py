@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.prebuilt.tool_node import TOOL_CALL_ERROR_TEMPLATE
 from langgraph.types import Command
 
-from guardkit import GuardError
+from guardkit.errors import GuardError, GuardFailed, StoreError
 from guardkit.refusals import Refusal, refusal
 
 __all__ = [
@@ -85,6 +85,8 @@ def guard_error_message(call: ToolCall, exc: GuardError) -> ToolMessage:
     found = refusal(exc)
     if found is not None:
         return refusal_message(call, found)
+    if isinstance(exc, StoreError):  # the guard cannot record: the agent stops, never a result
+        raise GuardFailed.at(f"tool call {call['name']!r}", exc) from exc
     return ToolMessage(
         content=f"Error: {exc.message}. Nothing was done.",
         tool_call_id=call["id"] or "",

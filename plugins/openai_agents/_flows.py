@@ -13,7 +13,7 @@ from typing import Any
 
 from guardkit import tracing
 from guardkit.decisions import Action, DecisionDict
-from guardkit.errors import GuardError, TurnDenied
+from guardkit.errors import GuardError, GuardFailed, StoreError, TurnDenied
 from guardkit.protocols import AgentGuard
 from guardkit.refusals import Refusal, refusal
 from guardkit.tools import asking
@@ -51,6 +51,8 @@ def ask(
     except GuardError as exc:
         found = refusal(exc)  # the guard could not be reached: nothing runs
         if found is None:
+            if isinstance(exc, StoreError):  # the guard cannot record: the agent stops
+                raise GuardFailed.at(f"tool call {tool!r}", exc) from exc
             raise
         return found
     found = refusal(decision)

@@ -303,3 +303,17 @@ def test_the_policys_path_rules_apply_to_middleware_tool_calls(tmp_path):
     assert result["messages"][2].status == "error"
     denied = [r["payload"] for r in guard.log("bot")["records"] if r["kind"] == "action_denied"]
     assert [d["reason"]["code"] for d in denied] == ["path_denied"]
+
+
+def test_a_guard_that_cannot_record_is_never_a_tool_message():
+    """The middleware words a refusal for the model, but a store that failed stops the agent
+    (GuardFailed, which ``except Exception`` lets through) instead of becoming "Error: ..."."""
+    from guardkit.plugins.langchain._messages import guard_error_message
+
+    from guardkit.errors import StoreError
+
+    call = {"name": "pay", "args": {}, "id": "c1"}
+    with pytest.raises(guardkit.GuardFailed, match="tool call 'pay'"):
+        guard_error_message(call, StoreError("store guard.db: disk I/O error"))
+    unreachable = guardkit.GuardUnavailable("the guard at http://127.0.0.1:9 could not be reached")
+    assert guard_error_message(call, unreachable).status == "error"  # Lineage: tell the model

@@ -277,3 +277,18 @@ def test_importing_without_pydantic_ai_names_the_extra(monkeypatch):
     monkeypatch.delitem(sys.modules, "guardkit.plugins.pydantic_ai")
     with pytest.raises(ImportError, match=r"guardkit\[pydantic-ai\]"):
         import guardkit.plugins.pydantic_ai  # noqa: F401
+
+
+def test_a_guard_that_cannot_record_stops_the_run_and_is_never_a_result(tmp_path):
+    """A store that fails (here: closed under the agent) is not a tool result the model reads:
+    the run ends with GuardFailed, which ``except Exception`` lets through, and nothing ran."""
+    calls = Calls()
+    script = Script([[("add", {"a": 1, "b": 1})], "ok"])
+    guard = guardkit.Guard(str(tmp_path / "guard.db"))
+    guard.create_agent("bot", {"budget": 10, "tools": {"add": {"cost": 1}}})
+    closed = guard.agent("bot")
+    guard.close()
+    agent = Agent(script.model, toolsets=[GuardedToolset(tools(calls), closed)])
+    with pytest.raises(guardkit.GuardFailed, match="the agent must stop"):
+        asyncio.run(agent.run("go"))
+    assert calls.count == 0
