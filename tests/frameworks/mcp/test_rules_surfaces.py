@@ -179,3 +179,40 @@ def test_the_mcp_proxy_decides_by_the_same_rules(tmp_path: Path) -> None:
         guard.create_agent("same", policy)
         direct = [guard.agent("same").request("echo", {"text": t})["decision"] for t in texts]
     assert direct == ["allowed", "denied"]
+
+
+def test_a_framework_integration_decides_and_records_alike(tmp_path: Path) -> None:
+    """pydantic-ai's GuardedToolset, the model calling each tool in turn: the same decisions and
+    the same ledger records as ``Guard`` asked directly."""
+    from guardkit.plugins.pydantic_ai import GuardedToolset
+    from pydantic_ai import Agent
+    from pydantic_ai.toolsets import FunctionToolset
+
+    from tests.frameworks._pydantic_ai_support import Script
+
+    toolset: FunctionToolset[Any] = FunctionToolset()
+
+    @toolset.tool_plain
+    def pay(iban: Any, amount: Any) -> str:  # Any: the guard, not pydantic, judges the input
+        return f"paid {amount} to {iban}"
+
+    @toolset.tool_plain
+    def run_shell(command: Any) -> str:
+        return f"ran {command}"
+
+    runs = {}
+    for surface in ("local", "pydantic-ai"):
+        agent_id = "r-" + uuid.uuid4().hex[:8]
+        with Guard(str(tmp_path / f"{surface}.db")) as guard:
+            guard.create_agent(agent_id, POLICY)
+            if surface == "local":
+                _direct(guard.agent(agent_id))
+            else:
+                script = Script([*[[call] for call in CALLS], "done"])
+                guarded = GuardedToolset(toolset, guard.agent(agent_id))
+                Agent(script.model, toolsets=[guarded]).run_sync("go")
+            runs[surface] = _records(guard, agent_id)
+    local, framework = runs["local"], runs["pydantic-ai"]
+    assert [k for k, _ in framework] == [k for k, _ in local]
+    same = [(k, {**p, "detail": ""} if k == "outcome" else p) for k, p in framework]
+    assert same == [(k, {**p, "detail": ""} if k == "outcome" else p) for k, p in local]
