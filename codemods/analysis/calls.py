@@ -1,7 +1,8 @@
 """Classify the calls of a module: model calls, ``llm_turn`` gates, guard requests.
 
-A model call is recognised from where its receiver came from (see ``values``) or from its
-qualified name (``litellm.completion``), never from the method name alone.
+A model call is recognised from where its receiver came from (see ``values``), from its
+qualified name (``litellm.completion``), or from what it returns (a tool choice read out of it,
+see ``shapes``), never from the method name alone.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from .catalog import AGENT_RUN_KINDS, AGENT_RUNS, HTTP_POSTS, MODEL_ENDPOINTS, TURN_GATES
 from .imports import ImportMap
 from .retries import retried, retry_loop
+from .shapes import returns_tool_choice
 from .tree import LoopContext, Tree, dotted
 from .values import GUARDKIT, MODEL_FUNCTION, Values
 
@@ -123,7 +125,17 @@ def _model_symbol(call: ast.Call, values: Values, imports: ImportMap) -> str | N
             return name or ast.unparse(call.func)
     if values.held_kind(call.func, call) == MODEL_FUNCTION:
         return name or ast.unparse(call.func)
+    if returns_tool_choice(call, values.tree) and not _own_function(call, values, qualname):
+        return name or ast.unparse(call.func)
     return None
+
+
+def _own_function(call: ast.Call, values: Values, qualname: str | None) -> bool:
+    """A call of the project's own code: its model calls are found inside it."""
+    if values.callee(call, call) is not None:
+        return True
+    module = values.module.partition(".")[0]
+    return bool(qualname and module and qualname.partition(".")[0] == module)
 
 
 def agent_run(call: ast.Call, values: Values) -> bool:
