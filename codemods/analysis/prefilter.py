@@ -2,11 +2,10 @@
 
 A file is analysed only if it imports a model client, tool framework or guardkit (any module
 named in the catalog), names a model endpoint (``/chat/completions``, ``/v1/messages``...: raw
-HTTP), reads a model response (``tool_calls``, ``tool_use``, ``choices[``: any client), hands
-``tools=``/``functions=`` to something, or binds a tool-ish dispatch table (``TOOLS = {``); the
-project index asks for more modules afterwards. Every pattern starts with a literal
-(``import``, ``from``, ``=``) or is a plain substring, so the search skips ahead quickly: on
-CPython's ``Lib/``-sized trees this test costs about as much as reading the files.
+HTTP), hands ``tools=``/``functions=`` to something, or binds a tool-ish dispatch table
+(``TOOLS = {``); the project index asks for more modules afterwards. Every pattern starts with a
+literal (``import``, ``from``, ``=``) so the regular-expression engine can skip ahead quickly:
+on CPython's ``Lib/``-sized trees this test costs about as much as reading the files.
 """
 
 from __future__ import annotations
@@ -23,8 +22,6 @@ _TABLE_NAME = re.compile(rb"(?:tool|TOOL|Tool|function|FUNCTION)\w*[ \t]*$")
 #: a keyword argument (PEP 8 spacing: no blanks around ``=``), not an assignment
 _TOOLS_KEYWORD = re.compile(rb"(?:tools|functions)=[\[(\w]")
 _ENDPOINTS = tuple(e.encode() for e in MODEL_ENDPOINTS)
-#: what a model response is read by (``shapes``): a model call through any client
-_RESPONSE_READS = (b"tool_calls", b"tool_use", b"choices[")
 _TABLE_WORDS = (b"tool", b"TOOL", b"Tool", b"function", b"FUNCTION")
 _BY_CATALOG: dict[int, tuple[Catalog, re.Pattern[bytes], re.Pattern[bytes]]] = {}
 
@@ -76,8 +73,6 @@ def might_match(source: bytes, catalog: Catalog) -> bool:
     if imports.search(source) or froms.search(source):
         return True
     if any(endpoint in source for endpoint in _ENDPOINTS):
-        return True
-    if any(read in source for read in _RESPONSE_READS):
         return True
     if (b"tools=" in source or b"functions=" in source) and _TOOLS_KEYWORD.search(source):
         return True

@@ -25,8 +25,18 @@ _HEADS = frozenset({"tool_calls", "message", "choices", "function_call", "conten
 #: calls that parse a response the call before them produced: followed to their receiver
 _PARSERS = frozenset({"json", "model_dump", "dict", "to_dict"})
 _INDEX = "[]"
-#: builtins and parsers whose result is never the response itself
-_NOT_PRODUCERS = frozenset({"json.loads", "dict", "list", "str", "getattr", "len"})
+#: builtins, parsers and copies whose result is never a new response
+_NOT_PRODUCERS = frozenset(
+    {
+        *("json.loads", "dict", "list", "str", "getattr", "len", "next", "iter", "reversed"),
+        *("cast", "typing.cast", "copy", "deepcopy", "copy.copy", "copy.deepcopy", "replace"),
+        *("dataclasses.replace", "asyncio_run", "asyncio.run"),
+    }
+)
+#: methods that copy, pick from or update a value already at hand
+_NOT_PRODUCING_METHODS = frozenset(
+    {"copy", "model_copy", "get", "pop", "setdefault", "model_validate", "parse_tool_calls"}
+)
 
 
 def _field(node: ast.AST) -> str | None:
@@ -104,9 +114,24 @@ def _producer(tree: Tree, scope: ast.AST, name: str, depth: int = 0) -> list[ast
                 found += _producer(tree, scope, receiver.id, depth + 1)
             elif isinstance(receiver, ast.Call):
                 found.append(receiver)
-        elif dotted(func) not in _NOT_PRODUCERS:
+        elif _may_produce(func):
             found.append(value)
     return found
+
+
+def _may_produce(func: ast.expr) -> bool:
+    """Not a builtin, a copy, a constructor (``AgentOutput(...)`` builds a message), nor a
+    method of the class itself (``cls.ensure_message(...)``)."""
+    name = dotted(func) or ""
+    last = name.rpartition(".")[2]
+    if name in _NOT_PRODUCERS or last[:1].isupper() or not last:
+        return False
+    if isinstance(func, ast.Attribute):
+        if func.attr in _NOT_PRODUCING_METHODS:
+            return False
+        receiver = func.value
+        return not (isinstance(receiver, ast.Name) and receiver.id in {"self", "cls"})
+    return True
 
 
 @lru_cache(maxsize=1)
@@ -125,6 +150,8 @@ def _responses(tree: Tree) -> frozenset[ast.Call]:
         if not isinstance(root, ast.Name) or not isinstance(root.ctx, ast.Load):
             continue
         fields, outer = _chain(tree, root)
+        if not isinstance(getattr(outer, "ctx", None), ast.Load):
+            continue  # ``message.tool_calls = [...]`` builds a message, it reads none
         scope = tree.function_of(root)
         if _shaped(fields):
             found.update(_producer(tree, scope, root.id))

@@ -28,10 +28,10 @@ EXPECTED = {
     # text and an unrelated ``.name`` in loops: neither is a model call nor a model loop
     ("lab/blocks.py", 6, "GK201", "measure"),
     ("lab/blocks.py", 14, "GK102", "session.send"),
-    ("lab/blocks.py", 17, "GK202", "HANDLERS"),
+    ("lab/blocks.py", 17, "GK202", "TOOL_HANDLERS"),
     # ``response.choices[0].message`` of an unknown client, retried by recursion on any error
-    ("lab/retry.py", 8, "GK101", "client.complete"),
-    ("lab/retry.py", 10, "GK102", "client.complete"),
+    ("lab/retry.py", 9, "GK101", "client.complete"),
+    ("lab/retry.py", 11, "GK102", "client.complete"),
     # tools nested in ``main()`` beside the table that dispatches them (a bounded loop)
     ("desk/main.py", 7, "GK201", "main.open_page"),
     ("desk/main.py", 10, "GK201", "main.find_text"),

@@ -7,14 +7,14 @@ def measure(size: int) -> int:
     return size * 2
 
 
-HANDLERS = {"measure": measure}
+TOOL_HANDLERS = {"measure": measure}
 
 
 def step(history: list[dict[str, object]]) -> list[dict[str, object]]:
     result = session.send(history)
     for block in result.content:
         if block.type == "tool_use":
-            history.append({"output": HANDLERS[block.name](**block.input)})
+            history.append({"output": TOOL_HANDLERS[block.name](**block.input)})
     return history
 
 
@@ -26,3 +26,10 @@ def show(history: list[dict[str, object]]) -> None:
     for key in ("a", "b"):
         entry = inhouse.catalog(key)
         print(entry.name)
+
+
+def draft() -> object:
+    # building a message sets ``tool_calls``, it reads none: not a model call
+    message = inhouse.make_message("assistant")
+    message.tool_calls = []
+    return message
