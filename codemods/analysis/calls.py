@@ -1,18 +1,20 @@
 """Classify the calls of a module: model calls, ``llm_turn`` gates, guard requests.
 
-A model call is recognised from where its receiver came from (see ``values``) or from its
-qualified name (``litellm.completion``), never from the method name alone.
+A model call is recognised from where its receiver came from (see ``values``), from its
+qualified name (``litellm.completion``), or from what it returns (a tool choice read out of it,
+see ``shapes``), never from the method name alone.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .catalog import AGENT_RUN_KINDS, AGENT_RUNS, HTTP_POSTS, MODEL_ENDPOINTS, TURN_GATES
 from .imports import ImportMap
 from .retries import retried, retry_loop
+from .shapes import returns_tool_choice
 from .tree import LoopContext, Tree, dotted
 from .values import GUARDKIT, MODEL_FUNCTION, Values
 
@@ -38,6 +40,9 @@ class ModelCall:
     wrap: ast.stmt | None = None
     #: inside a function a retry decorator runs again on errors (its callers are the turn)
     retried: bool = False
+    #: recognised by what it returns, not by its client: a model call of this module, not a
+    #: fact the project index propagates (a library's agent step would pull in its importers)
+    shaped: bool = False
 
 
 @dataclass(slots=True)
@@ -126,6 +131,24 @@ def _model_symbol(call: ast.Call, values: Values, imports: ImportMap) -> str | N
     return None
 
 
+def _shaped_symbol(call: ast.Call, values: Values, imports: ImportMap) -> str | None:
+    """A call whose result the code reads a tool choice out of (see ``shapes``)."""
+    if not returns_tool_choice(call, values.tree):
+        return None
+    name = dotted(call.func)
+    if _own_function(call, values, imports.resolve(name)):
+        return None
+    return name or ast.unparse(call.func)
+
+
+def _own_function(call: ast.Call, values: Values, qualname: str | None) -> bool:
+    """A call of the project's own code: its model calls are found inside it."""
+    if values.callee(call, call) is not None:
+        return True
+    module = values.module.partition(".")[0]
+    return bool(qualname and module and qualname.partition(".")[0] == module)
+
+
 def agent_run(call: ast.Call, values: Values) -> bool:
     """A framework agent's whole run (``Runner.run``, ``agent.invoke`` on ``create_agent``):
     many turns, gated by the framework's integration rather than one ``model_turn()``."""
@@ -145,6 +168,7 @@ def classify_calls(
     ``turns`` names calls of project functions that are a model turn (retried helpers)."""
     index = CallIndex(model=[], gates=[], guard_requests=[])
     found: list[tuple[ast.Call, str]] = []
+    shaped: set[int] = set()
     for node in tree.nodes(ast.Call):
         qualname = imports.resolve(dotted(node.func))
         method = _method_call(node, values)
@@ -156,6 +180,8 @@ def classify_calls(
             continue
         else:
             symbol = _model_symbol(node, values, imports) or (turns(node) if turns else None)
+            if symbol is None and (symbol := _shaped_symbol(node, values, imports)):
+                shaped.add(id(node))
             if symbol:
                 found.append((node, symbol))
     index.gates.sort(key=_pos)
@@ -163,7 +189,8 @@ def classify_calls(
     found.sort(key=lambda item: _pos(item[0]))
     for node, symbol in found:
         run = agent_run(node, values)
-        index.model.append(_model_call(tree, node, symbol, index.gates, found, imports, run))
+        call = _model_call(tree, node, symbol, index.gates, found, imports, run)
+        index.model.append(replace(call, shaped=True) if id(node) in shaped else call)
     return index
 
 

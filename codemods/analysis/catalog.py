@@ -311,7 +311,8 @@ class Catalog:
     def top_modules(self) -> frozenset[str]:
         """First components of every name in the catalog, for the textual prefilter."""
         tops = {n.split(".")[0] for n in self.names()}
-        return frozenset(tops) | {"langchain_openai", "guardkit"}
+        # AG2/AutoGen hand tools over by keyword and ``register_function`` (see ``handed``)
+        return frozenset(tops) | {"langchain_openai", "guardkit", "autogen"}
 
 
 DEFAULT_CATALOG = Catalog()

@@ -71,11 +71,17 @@ def _table_of(expr: ast.expr, tables: dict[str, list[ast.Name]], tree: Tree) -> 
 def _table_sites(guards: Guards, tables: dict[str, list[ast.Name]]) -> dict[str, list[ast.Call]]:
     sites: dict[str, list[ast.Call]] = defaultdict(list)
     aliases: dict[tuple[ast.AST, str], str] = {}
-    for assign in guards.tree.nodes(ast.Assign):
-        if len(assign.targets) == 1:
-            table = _table_of(assign.value, tables, guards.tree)
-            if table and isinstance(assign.targets[0], ast.Name):
-                aliases[(guards.tree.function_of(assign), assign.targets[0].id)] = table
+    bindings: list[ast.Assign | ast.NamedExpr] = [
+        *guards.tree.nodes(ast.Assign),
+        *guards.tree.nodes(ast.NamedExpr),  # ``if fn := TOOLS.get(call.function.name):``
+    ]
+    for assign in bindings:
+        target = assign.targets[0] if isinstance(assign, ast.Assign) else assign.target
+        if isinstance(assign, ast.Assign) and len(assign.targets) != 1:
+            continue
+        table = _table_of(assign.value, tables, guards.tree)
+        if table and isinstance(target, ast.Name):
+            aliases[(guards.tree.function_of(assign), target.id)] = table
     for node in guards.tree.nodes(ast.Call):
         table = _table_of(node.func, tables, guards.tree)
         if table is None and isinstance(node.func, ast.Name):
@@ -151,9 +157,27 @@ def find_dispatch(
     return _resolve(guards, routes, exposed)
 
 
-def _runs(guards: Guards, name: str) -> list[tuple[str, Def]] | None:
-    """What a table entry runs: the function, or the tool methods of a registered class
-    (``{"bash": BashTool}`` ... ``TOOLS[name]().execute(**args)``); ``None`` when not local."""
+def _nested(tree: Tree, name: ast.Name) -> Def | None:
+    """The ``def`` a table entry names inside the function that builds the table (tools
+    defined in ``main()`` beside their ``available_tools`` dict)."""
+    scope = tree.function_of(name)
+    if scope is tree.module:
+        return None
+    for node in ast.iter_child_nodes(scope):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name.id:
+            return node
+    return None
+
+
+def _runs(guards: Guards, entry: ast.Name) -> list[tuple[str, Def]] | None:
+    """What a table entry runs: the function (of the module, or nested beside the table), or
+    the tool methods of a registered class (``{"bash": BashTool}`` ...
+    ``TOOLS[name]().execute(**args)``); ``None`` when not local."""
+    name = entry.id
+    nested = _nested(guards.tree, entry)
+    if nested is not None:
+        scope = guards.tree.function_of(entry)
+        return [(f"{getattr(scope, 'name', '<lambda>')}.{name}", nested)]
     func = guards.values.functions.get(name)
     if func is not None:
         return [(name, func)]
@@ -169,17 +193,18 @@ def _resolve(
 ) -> tuple[list[ToolSite], list[Dispatch], list[ast.Call]]:
     """Tools are gated when wrapped, or when reached only through guarded dispatch sites; a
     table handed elsewhere (``exposed``, no dispatch site here) needs its functions wrapped."""
-    reached: dict[str, list[bool]] = defaultdict(list)
+    reached: dict[ast.Name, list[bool]] = defaultdict(list)
+    by_id: dict[str, ast.Name] = {}
     for name in exposed:
-        reached[name.id].append(False)
+        reached[by_id.setdefault(name.id, name)].append(False)
     dispatches: list[Dispatch] = []
     raising: list[ast.Call] = []
     for call, names, symbol, allowed in routes:
         guarded = guards.request_before(call, allowed)
-        local = [_runs(guards, n.id) for n in names]
+        local = [_runs(guards, n) for n in names]
         wrapped = [r is not None and all(guards.function_gated(f) for _, f in r) for r in local]
         for name in names:
-            reached[name.id].append(guarded)
+            reached[by_id.setdefault(name.id, name)].append(guarded)
         if any(wrapped):
             raising.append(call)
         if not all(wrapped):

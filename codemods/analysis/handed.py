@@ -39,6 +39,9 @@ TOOL_POSITIONS = {
     "langgraph.prebuilt.ToolNode": 0,
     "langgraph.prebuilt.create_react_agent": 1,
     "bind_tools": 0,
+    # AG2/AutoGen: ``register_function(f, caller=assistant, executor=user_proxy)``
+    "autogen.register_function": 0,
+    "autogen.agentchat.register_function": 0,
     # guardkit's integrations that take the tools they gate (``tools=guard_tools([...])``)
     "guardkit.plugins.langchain.guarded_tool_node": 0,
     "guardkit.plugins.openai_agents.guard_tools": 0,

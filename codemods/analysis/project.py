@@ -66,7 +66,10 @@ class ProjectIndex:
     """Resolve and propagate facts over the summaries of a project's modules."""
 
     def __init__(self, summaries: Iterable[Summary]) -> None:
-        self.modules: dict[str, Summary] = {s["module"]: s for s in summaries}
+        #: every summary, also of scripts that share a module name (``main.py`` in each
+        #: example folder): what they hand over as tools is not lost to the one ``modules`` keeps
+        self._summaries = list(summaries)
+        self.modules: dict[str, Summary] = {s["module"]: s for s in self._summaries}
         self.functions = {q: f for s in self.modules.values() for q, f in s["functions"].items()}
         self.classes = {q: c for s in self.modules.values() for q, c in s["classes"].items()}
         self.collections = {
@@ -206,7 +209,7 @@ class ProjectIndex:
 
     def _tools(self, key: str = "tools") -> frozenset[str]:
         found: set[str] = set()
-        for summary in self.modules.values():
+        for summary in self._summaries:
             for name in summary[key]:  # type: ignore[literal-required]
                 found.update(self._expand(name, set()))
         return frozenset(

@@ -290,7 +290,7 @@ def summarize(
         return functions[owners[owner] if owner is not None and owner in owners else top]
 
     arguments: set[tuple[str, int, str]] = set()
-    ungated = {id(c.node) for c in calls.model if not c.gated}
+    ungated = {id(c.node) for c in calls.model if not c.gated and not c.shaped}
     looped: set[str] = set()
     for call in tree.nodes(ast.Call):
         facts = facts_of(call)
