@@ -127,8 +127,9 @@ def test_a_wrong_keyword_on_a_guarded_tool_reads_as_python():
         expected = _error_of(plain, args, kwargs)
         assert _error_of(guarded, args, kwargs) == expected
     assert expected.endswith("Files.read() takes 2 positional arguments but 3 were given")
-    assert _error_of(read_file, (), {"pth": "x"}).endswith(
-        "read_file() got an unexpected keyword argument 'pth'"
+    # Python 3.13 adds "Did you mean 'path'?" after it, as it does for the plain function
+    assert "read_file() got an unexpected keyword argument 'pth'" in _error_of(
+        read_file, (), {"pth": "x"}
     )
     assert guard.log("bot")["records"][-1]["kind"] == "policy"  # nothing was requested
 
