@@ -156,7 +156,8 @@ def test_langgraph_tool_node(configured: guardkit.Guard) -> None:
     by_id = {m.tool_call_id: m for m in result["messages"][1:]}
     assert by_id["c1"].content == "3 pages about ledgers"
     assert by_id["c2"].content.startswith(DENIAL)
-    assert _decisions(configured) == [("search", "allowed"), ("wipe", "denied")]
+    # the two calls run in parallel: their records come in either order
+    assert sorted(_decisions(configured)) == [("search", "allowed"), ("wipe", "denied")]
 
 
 PYDANTIC_AI = """

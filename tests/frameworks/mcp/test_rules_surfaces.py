@@ -210,7 +210,7 @@ def test_a_framework_integration_decides_and_records_alike(tmp_path: Path) -> No
             else:
                 script = Script([*[[call] for call in CALLS], "done"])
                 guarded = GuardedToolset(toolset, guard.agent(agent_id))
-                Agent(script.model, toolsets=[guarded]).run_sync("go")
+                anyio.run(Agent(script.model, toolsets=[guarded]).run, "go")
             runs[surface] = _records(guard, agent_id)
     local, framework = runs["local"], runs["pydantic-ai"]
     assert [k for k, _ in framework] == [k for k, _ in local]
