@@ -129,14 +129,18 @@ class Store(abc.ABC):
         witness = self.witness
         if witness is None:
             return
-        lagging: list[Entry] = [
-            (agent_id, state.head_seq, state.head_hash, None)
-            for agent_id, state in self.states.items()
-            if agent_id not in self.quarantined
-            and ((seen := witness.heads.get(agent_id)) is None or seen.seq < state.head_seq)
-        ]
-        if lagging:
-            witness.append(lagging, sync=True)
+        # Under the writer lock and after a refresh (a write transaction), as every other append:
+        # another process committing meanwhile has witnessed its own heads, and no line of
+        # ours lands between its write and its next read of the file.
+        with self.transaction():
+            lagging: list[Entry] = [
+                (agent_id, state.head_seq, state.head_hash, None)
+                for agent_id, state in self.states.items()
+                if agent_id not in self.quarantined
+                and ((seen := witness.heads.get(agent_id)) is None or seen.seq < state.head_seq)
+            ]
+            if lagging:
+                witness.append(lagging, sync=True)
 
     def iter_records(self, agent_id: str, batch: int = _BATCH) -> Iterator[Record]:
         after: int | None = None
