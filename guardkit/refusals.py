@@ -20,9 +20,16 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, cast
 
 from guardkit.decisions import DenyCode, Reason, denial_text
-from guardkit.errors import ActionDenied, ApprovalTimeout, GuardUnavailable
+from guardkit.errors import (
+    ActionDenied,
+    ApprovalTimeout,
+    GuardError,
+    GuardFailed,
+    GuardUnavailable,
+    StoreError,
+)
 
-__all__ = ["GUARD_UNREACHABLE", "Refusal", "RefusalDict", "refusal"]
+__all__ = ["GUARD_UNREACHABLE", "Refusal", "RefusalDict", "refusal", "refusal_or_stop"]
 
 #: What the model is told when the guard can't be reached: nothing ran.
 GUARD_UNREACHABLE = (
@@ -101,6 +108,16 @@ def refusal(source: BaseException | Mapping[str, Any] | None) -> Refusal | None:
         if isinstance(source.get("code"), str):
             return _from_reason(_as_reason(source), None)
     return None
+
+
+def refusal_or_stop(exc: GuardError, site: str) -> Refusal | None:
+    """What a guard error at an integration's call ``site`` means for the model: the refusal it
+    reads (denied, timed out, guard unreachable); ``GuardFailed`` raised when the guard cannot
+    record (its store failed), so the agent stops and no model is handed the store's error;
+    else None (input the guard refuses: the caller words it or raises it on)."""
+    if isinstance(exc, StoreError) and not isinstance(exc, GuardUnavailable):
+        raise GuardFailed.at(site, exc) from exc
+    return refusal(exc)
 
 
 def _as_reason(found: Any) -> Reason:

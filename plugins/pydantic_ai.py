@@ -76,15 +76,13 @@ from guardkit import tracing  # noqa: E402
 from guardkit.decisions import DecisionDict  # noqa: E402
 from guardkit.errors import (  # noqa: E402
     GuardError,
-    GuardFailed,
     InvalidState,
     PolicyError,
-    StoreError,
     ToolDenied,
     TurnDenied,
 )
 from guardkit.protocols import AgentGuard  # noqa: E402
-from guardkit.refusals import Refusal, refusal  # noqa: E402
+from guardkit.refusals import Refusal, refusal, refusal_or_stop  # noqa: E402
 from guardkit.tools import enforce  # noqa: E402
 from guardkit.tools.asking import settle  # noqa: E402
 from guardkit.tools.enforce import checked  # noqa: E402
@@ -278,11 +276,10 @@ def _refusal_of(decision: DecisionDict) -> Refusal:
 
 
 def _refusal_or_raise(exc: GuardError) -> Refusal:
-    """A refusal the model can read (denied, timed out, guard unreachable); else re-raise."""
-    found = refusal(exc)
+    """A refusal the model can read (denied, timed out, guard unreachable); a store that failed
+    stops the agent (``GuardFailed``); anything else is raised on."""
+    found = refusal_or_stop(exc, "tool call")
     if found is None:
-        if isinstance(exc, StoreError):  # the guard cannot record: the agent stops, never a result
-            raise GuardFailed.at("tool call", exc) from exc
         raise exc
     return found
 

@@ -8,8 +8,8 @@ from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.prebuilt.tool_node import TOOL_CALL_ERROR_TEMPLATE
 from langgraph.types import Command
 
-from guardkit.errors import GuardError, GuardFailed, StoreError
-from guardkit.refusals import Refusal, refusal
+from guardkit.errors import GuardError
+from guardkit.refusals import Refusal, refusal_or_stop
 
 __all__ = [
     "ApprovalRequest",
@@ -82,11 +82,9 @@ def refusal_message(call: ToolCall, found: Refusal) -> ToolMessage:
 
 def guard_error_message(call: ToolCall, exc: GuardError) -> ToolMessage:
     """A call the guard could not decide (unreachable, or input it refuses): nothing ran."""
-    found = refusal(exc)
+    found = refusal_or_stop(exc, f"tool call {call['name']!r}")
     if found is not None:
         return refusal_message(call, found)
-    if isinstance(exc, StoreError):  # the guard cannot record: the agent stops, never a result
-        raise GuardFailed.at(f"tool call {call['name']!r}", exc) from exc
     return ToolMessage(
         content=f"Error: {exc.message}. Nothing was done.",
         tool_call_id=call["id"] or "",

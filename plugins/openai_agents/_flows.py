@@ -13,9 +13,9 @@ from typing import Any
 
 from guardkit import tracing
 from guardkit.decisions import Action, DecisionDict
-from guardkit.errors import GuardError, GuardFailed, StoreError, TurnDenied
+from guardkit.errors import GuardError, TurnDenied
 from guardkit.protocols import AgentGuard
-from guardkit.refusals import Refusal, refusal
+from guardkit.refusals import Refusal, refusal, refusal_or_stop
 from guardkit.tools import asking
 from guardkit.tools.enforce import RESERVED_KEY, checked_request
 from guardkit.tools.flow import Flow, Op
@@ -49,10 +49,8 @@ def ask(
             agent, decision, approval_timeout=timeout, poll=poll, span=span
         )
     except GuardError as exc:
-        found = refusal(exc)  # the guard could not be reached: nothing runs
+        found = refusal_or_stop(exc, f"tool call {tool!r}")  # nothing runs
         if found is None:
-            if isinstance(exc, StoreError):  # the guard cannot record: the agent stops
-                raise GuardFailed.at(f"tool call {tool!r}", exc) from exc
             raise
         return found
     found = refusal(decision)
