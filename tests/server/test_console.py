@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -78,7 +79,18 @@ class Waiting(threading.Thread):
             self.client.close()
 
 
-def _queue_item(page: Any, agent_id: str) -> Any:
+def _wait_pending(server: Server, agent_id: str) -> None:
+    """Until the agent's thread has asked: the console shows what the server holds when it loads."""
+    with server.admin() as admin:
+        for _ in range(600):
+            if admin.pending(agent_id):
+                return
+            time.sleep(0.05)
+    pytest.fail(f"{agent_id} never asked for approval")
+
+
+def _queue_item(page: Any, server: Server, agent_id: str) -> Any:
+    _wait_pending(server, agent_id)
     page.click("#refresh")
     item = page.locator(f"#queue .item[data-agent-id='{agent_id}']")
     item.wait_for()
@@ -90,7 +102,7 @@ def test_operator_approves_a_payment_and_the_agent_proceeds(server: Server, page
     invoice = {"invoice": "INV-7", "iban": "DE44 5001", "memo": HOSTILE}
     agent = Waiting(server, agent_id, token, invoice)
     agent.start()
-    item = _queue_item(page, agent_id)
+    item = _queue_item(page, server, agent_id)
     shown = item.locator("pre.input").text_content()
     assert "INV-7" in shown
     assert HOSTILE.replace('"', '\\"') in shown  # the exact input, as JSON text
@@ -112,7 +124,7 @@ def test_operator_rejects_with_a_scar(server: Server, page: Any) -> None:
     agent_id, token = server.new_agent(POLICY)
     agent = Waiting(server, agent_id, token, {"invoice": "INV-8", "iban": "XX00"})
     agent.start()
-    item = _queue_item(page, agent_id)
+    item = _queue_item(page, server, agent_id)
     page.once("dialog", lambda dialog: dialog.accept("IBAN does not match the vendor"))
     item.get_by_role("button", name="Reject with scar").click()
     agent.join(timeout=60)
@@ -120,6 +132,21 @@ def test_operator_rejects_with_a_scar(server: Server, page: Any) -> None:
     with server.admin() as admin:
         status = admin.status(agent_id)
     assert status["scars"][0]["reason"] == "rejected by operator: IBAN does not match the vendor"
+
+
+def test_overlapping_refreshes_show_each_pending_action_once(server: Server, page: Any) -> None:
+    agent_id, token = server.new_agent(POLICY)
+    agent = Waiting(server, agent_id, token, {"invoice": "INV-9", "iban": "XX00"})
+    agent.start()
+    _wait_pending(server, agent_id)
+    page.evaluate("Promise.all([refresh(), refresh(), refresh()])")
+    items = page.locator(f"#queue .item[data-agent-id='{agent_id}']")
+    assert items.count() == 1
+    assert page.locator(f"#agents tr[data-agent='{agent_id}']").count() == 1
+    with server.admin() as admin:
+        admin.reject(agent_id, "act-1", approver="operator", reason="test over")
+    agent.join(timeout=60)
+    assert isinstance(agent.outcome, ActionDenied)
 
 
 def test_agent_ids_and_log_are_text(server: Server, page: Any) -> None:
@@ -155,7 +182,7 @@ def test_invisible_characters_are_shown_escaped(server: Server, page: Any) -> No
     spoof = "invoice\u202efdp.exe"  # reads as "invoiceexe.pdf" when shown raw
     agent = Waiting(server, agent_id, token, {"invoice": spoof, "iban": "DE\u200b44 5001"})
     agent.start()
-    item = _queue_item(page, agent_id)
+    item = _queue_item(page, server, agent_id)
     shown = item.locator("pre.input").text_content()
     assert "\u202e" not in shown
     assert "\u200b" not in shown
@@ -182,7 +209,7 @@ def test_why_a_check_asked_a_human(server: Server, page: Any) -> None:
     with AgentClient(server.url, agent_id, token) as client:
         decision = client.request_approval("send", {"to": "attacker@evil.example"}, None, why)
     assert decision["decision"] == "pending_approval"
-    item = _queue_item(page, agent_id)
+    item = _queue_item(page, server, agent_id)
     text = item.text_content()
     assert "Asks a human because untrusted_provenance: to='attacker@evil.example'" in text
     assert "Labels: untrusted:read_inbox:act-1" in text
@@ -198,7 +225,7 @@ def test_why_a_rule_asked_a_human(server: Server, page: Any) -> None:
     agent_id, token = server.new_agent(policy)
     with AgentClient(server.url, agent_id, token) as client:
         assert client.request("pay", {"amount": 500})["decision"] == "pending_approval"
-    text = _queue_item(page, agent_id).text_content()
+    text = _queue_item(page, server, agent_id).text_content()
     assert "Asks a human because rule 0 of the policy for pay matched: payments over 100" in text
     assert '"amount": 500' in text
 

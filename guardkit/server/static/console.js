@@ -65,13 +65,16 @@ function button(label, action) {
   return node;
 }
 
+// Refreshes can overlap (the page's own, a login, a click): each builds its rows and queue
+// off the page and only the newest one started puts them in, all at once.
+let refreshes = 0;
+
 async function refresh() {
   if (!token()) { say("Enter the operator token.", false); return; }
+  const generation = ++refreshes;
   const { agents } = await api("GET", "/v1/agents");
-  const body = $("agents").querySelector("tbody");
-  body.replaceChildren();
-  const queue = $("queue");
-  queue.replaceChildren();
+  const body = document.createDocumentFragment();
+  const queue = document.createDocumentFragment();
   for (const entry of agents) {
     const row = el("tr", undefined, { "data-agent": entry.agent_id });
     row.append(el("td", entry.agent_id));
@@ -91,6 +94,9 @@ async function refresh() {
     body.append(row);
     if (s.actions_pending > 0) await showPending(entry.agent_id, queue);
   }
+  if (generation !== refreshes) return;
+  $("agents").querySelector("tbody").replaceChildren(body);
+  $("queue").replaceChildren(queue);
   say("Updated " + new Date().toLocaleTimeString() + ".", false);
 }
 
