@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
-from guardkit.decisions import ActionStatusName, AgentStatus, DecisionDict
+from guardkit.decisions import ActionStatusName, AgentStatus, DecisionDict, FaultName
 from guardkit.errors import ActionDenied, InvalidInput
 
 __all__ = ["AgentConveniences", "announce_wait", "check_wait"]
@@ -32,7 +32,9 @@ class AgentConveniences(abc.ABC):
         """Implemented by each agent guard."""
 
     @abc.abstractmethod
-    def report(self, action_id: str, status: str, detail: str = "") -> AgentStatus:
+    def report(
+        self, action_id: str, status: str, detail: str = "", *, fault: FaultName = "agent"
+    ) -> AgentStatus:
         """Implemented by each agent guard."""
 
     @abc.abstractmethod

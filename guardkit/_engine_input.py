@@ -7,7 +7,7 @@ from typing import Any
 
 from guardkit import rules
 from guardkit._canonical import text_problem
-from guardkit.decisions import ActionStatus, Outcome, Severity
+from guardkit.decisions import ActionStatus, Fault, Outcome, Severity
 from guardkit.errors import InvalidInput, UnknownAction
 from guardkit.policy import Policy
 from guardkit.store.chain import json_str
@@ -26,6 +26,8 @@ _COMPLETED = ActionStatus.COMPLETED.value
 _OUTCOMES = frozenset(o.value for o in Outcome)
 _FAILURE = Outcome.FAILURE.value
 _HARMFUL = Outcome.HARMFUL.value
+_FAULTS = frozenset(f.value for f in Fault)
+_AGENT_FAULT = Fault.AGENT.value
 _LOG_LIMIT_DEFAULT = 500
 _LOG_LIMIT_MAX = 5000
 

@@ -36,6 +36,7 @@ from guardkit.decisions import (
     AgentStatus,
     ConsumedAction,
     DecisionDict,
+    FaultName,
     LogPage,
     NewAgent,
     PendingItem,
@@ -304,8 +305,12 @@ class AgentClient(_Http, AgentConveniences):
             return decision
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _report(self, action_id: str, status: str, detail: str) -> Exchange[AgentStatus]:
+    def _report(
+        self, action_id: str, status: str, detail: str, fault: FaultName
+    ) -> Exchange[AgentStatus]:
         body = {"status": status, "detail": detail}
+        if fault != "agent":  # a Lineage server reads the body without it
+            body["fault"] = fault
         return _one(_Send("POST", self._action_path(action_id) + "/outcome", json=body))
 
     def _deny_local(
@@ -389,15 +394,20 @@ class AgentClient(_Http, AgentConveniences):
             self._policy = Policy.from_dict(data["policy"])
         return self._policy
 
-    def report(self, action_id: str, status: str, detail: str = "") -> AgentStatus:
-        """Report ``success`` or ``failure`` (``harmful`` is the operator's, 403 here)."""
+    def report(
+        self, action_id: str, status: str, detail: str = "", *, fault: FaultName = "agent"
+    ) -> AgentStatus:
+        """Report ``success`` or ``failure`` (``harmful`` is the operator's, 403 here); a
+        failure whose ``fault`` is ``upstream`` or ``caller`` leaves no scar."""
         with tracing.guard_call_span("report", agent_id=self.agent_id):
-            return self._sync(self._report(action_id, status, detail))
+            return self._sync(self._report(action_id, status, detail, fault))
 
-    async def areport(self, action_id: str, status: str, detail: str = "") -> AgentStatus:
+    async def areport(
+        self, action_id: str, status: str, detail: str = "", *, fault: FaultName = "agent"
+    ) -> AgentStatus:
         """``report`` for async code."""
         with tracing.guard_call_span("report", agent_id=self.agent_id):
-            return await self._async(self._report(action_id, status, detail))
+            return await self._async(self._report(action_id, status, detail, fault))
 
     def status(self) -> AgentStatus:
         with tracing.guard_call_span("status", agent_id=self.agent_id):

@@ -17,6 +17,7 @@ __all__ = [
     "Decision",
     "DenyCode",
     "Denial",
+    "Fault",
     "Outcome",
     "REPLAY_CODE",
     "SCAR_CAP",
@@ -28,6 +29,7 @@ __all__ = [
     "DecisionName",
     "ActionStatusName",
     "OutcomeName",
+    "FaultName",
     "SeverityName",
     "Reason",
     "DecisionDict",
@@ -50,6 +52,10 @@ __all__ = [
 DecisionName = Literal["allowed", "denied", "pending_approval"]
 ActionStatusName = Literal["requested", "pending_approval", "allowed", "denied", "completed"]
 OutcomeName = Literal["success", "failure", "harmful"]
+#: Whose fault a ``failure`` was: the agent's (a minor scar, as in Lineage), the service that
+#: runs the tool (an MCP upstream, a remote API: it failed or timed out), or the caller that
+#: cancelled the call. Only ``agent`` scars.
+FaultName = Literal["agent", "upstream", "caller"]
 SeverityName = Literal["minor", "moderate", "severe", "fatal"]
 
 
@@ -121,6 +127,14 @@ class Outcome(StrEnum):
     SUCCESS = "success"
     FAILURE = "failure"
     HARMFUL = "harmful"
+
+
+class Fault(StrEnum):
+    """Whose fault a ``failure`` was; only the agent's scars it."""
+
+    AGENT = "agent"
+    UPSTREAM = "upstream"
+    CALLER = "caller"
 
 
 # -- wire shapes ---------------------------------------------------------------------------------

@@ -50,7 +50,9 @@ from guardkit.store.state import ALLOWED, SPAWN_TOOL, AgentState, OpenAction, st
 __all__ = ["Engine", "SPAWN_TOOL", "DEFAULT_MAX_INPUT_BYTES"]
 
 from guardkit._engine_input import (
+    _AGENT_FAULT,
     _FAILURE,
+    _FAULTS,
     _HARMFUL,
     _OUTCOMES,
     DEFAULT_MAX_INPUT_BYTES,
@@ -522,11 +524,27 @@ class Engine(EngineReads):
     # -- outcomes, scars, termination ------------------------------------------------------------
 
     def report(
-        self, agent_id: str, action_id: str, status: str, detail: str = "", *, operator: bool = True
+        self,
+        agent_id: str,
+        action_id: str,
+        status: str,
+        detail: str = "",
+        *,
+        operator: bool = True,
+        fault: str = _AGENT_FAULT,
     ) -> AgentStatus:
-        """Record the one outcome of an allowed action; ``harmful`` only from an operator."""
+        """Record the one outcome of an allowed action; ``harmful`` only from an operator.
+
+        A ``failure`` scars the agent (minor) unless ``fault`` says it was not the agent's: the
+        service that runs the tool failed (``upstream``) or the caller cancelled (``caller``).
+        The ledger's outcome record says whose fault it was.
+        """
         if status not in _OUTCOMES:
             raise InvalidInput("status must be success, failure or harmful")
+        if fault not in _FAULTS:
+            raise InvalidInput("fault must be agent, upstream or caller")
+        if fault != _AGENT_FAULT and status != _FAILURE:
+            raise InvalidInput(f"fault={fault!r} is for a failure, not {status!r}")
         if status == _HARMFUL and not operator:
             raise Forbidden("only an operator may report harm: an agent must not judge its own")
         detail = "" if detail is None else detail
@@ -541,17 +559,23 @@ class Engine(EngineReads):
             if statuses[number] & 7 != ALLOWED:
                 current = status_name(statuses[number])
                 raise InvalidState(f"action {action_id} is {current}, not allowed")
+            payload = {"action_id": action_id, "status": status, "detail": detail}
+            blame = ""
+            if fault != _AGENT_FAULT:  # an agent's failure keeps Lineage's record shape
+                payload["fault"] = fault
+                blame = f'"fault":"{fault}",'
             tx.append(
                 state,
                 "outcome",
-                {"action_id": action_id, "status": status, "detail": detail},
+                payload,
                 now,
                 payload_json=(
-                    f'{{"action_id":"{action_id}","detail":{_text(detail)},"status":"{status}"}}'
+                    f'{{"action_id":"{action_id}","detail":{_text(detail)},{blame}'
+                    f'"status":"{status}"}}'
                 ),
                 action=number,
             )
-            if status == _FAILURE:
+            if status == _FAILURE and fault == _AGENT_FAULT:
                 self._scar(tx, state, Severity.MINOR, f"action failed: {detail}", action_id, now)
             elif status == _HARMFUL:
                 self._scar(

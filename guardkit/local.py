@@ -15,6 +15,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import IO, Any, ParamSpec, TypeVar
 
@@ -27,6 +28,7 @@ from guardkit.decisions import (
     AgentStatus,
     ConsumedAction,
     DecisionDict,
+    FaultName,
     LogPage,
     NewAgent,
     PendingItem,
@@ -265,9 +267,14 @@ class LocalAgent(AgentConveniences):
         decision = self._engine.request(self.agent_id, tool, input, cost, approval_reason=reason)
         return decision.to_dict()
 
-    def report(self, action_id: str, status: str, detail: str = "") -> AgentStatus:
-        """Report ``success`` or ``failure``; an agent may not report ``harmful``."""
-        return self._engine.report(self.agent_id, action_id, status, detail, operator=False)
+    def report(
+        self, action_id: str, status: str, detail: str = "", *, fault: FaultName = "agent"
+    ) -> AgentStatus:
+        """Report ``success`` or ``failure``; an agent may not report ``harmful``. A failure
+        whose ``fault`` is ``upstream`` or ``caller`` leaves no scar."""
+        return self._engine.report(
+            self.agent_id, action_id, status, detail, operator=False, fault=fault
+        )
 
     def deny_local(
         self, tool: str, input: Any, reason: Reason, severity: SeverityName | None = "moderate"
@@ -352,9 +359,11 @@ class LocalAgent(AgentConveniences):
         """``request_approval`` for async code."""
         return await self._off_loop(self.request_approval, tool, input, cost, reason)
 
-    async def areport(self, action_id: str, status: str, detail: str = "") -> AgentStatus:
+    async def areport(
+        self, action_id: str, status: str, detail: str = "", *, fault: FaultName = "agent"
+    ) -> AgentStatus:
         """``report`` for async code."""
-        return await self._off_loop(self.report, action_id, status, detail)
+        return await self._off_loop(partial(self.report, fault=fault), action_id, status, detail)
 
     async def adeny_local(
         self, tool: str, input: Any, reason: Reason, severity: SeverityName | None = "moderate"

@@ -22,6 +22,7 @@ from guardkit.decisions import (
     ActionStatusName,
     AgentStatus,
     DecisionDict,
+    FaultName,
     Reason,
     SeverityName,
 )
@@ -58,8 +59,11 @@ class AgentGuard(Protocol):
         """Ask before acting; the answer is ``allowed``, ``denied`` or ``pending_approval``."""
         ...
 
-    def report(self, action_id: str, status: str, detail: str = "") -> AgentStatus:
-        """Report an allowed action's one outcome: ``success`` or ``failure``."""
+    def report(
+        self, action_id: str, status: str, detail: str = "", *, fault: FaultName = "agent"
+    ) -> AgentStatus:
+        """Report an allowed action's one outcome: ``success`` or ``failure``; a failure that
+        was not the agent's (``fault="upstream"`` or ``"caller"``) leaves no scar."""
         ...
 
     def status(self) -> AgentStatus: ...
@@ -82,7 +86,9 @@ class AsyncAgentGuard(Protocol):
 
     async def arequest(self, tool: str, input: Any = None, cost: Any = None) -> DecisionDict: ...
 
-    async def areport(self, action_id: str, status: str, detail: str = "") -> AgentStatus: ...
+    async def areport(
+        self, action_id: str, status: str, detail: str = "", *, fault: FaultName = "agent"
+    ) -> AgentStatus: ...
 
     async def astatus(self) -> AgentStatus: ...
 

@@ -244,19 +244,17 @@ def _ask(
     return _refusal_of(decision)
 
 
-def _report(action_id: str, status: str, detail: str = "") -> Flow[None]:
-    yield Op("report", (action_id, status, detail))
+def _report(action_id: str, status: str, detail: str = "", caller: bool = False) -> Flow[None]:
+    # A call cancelled by the run or its caller is not the agent's failure: no scar.
+    yield Op("report", (action_id, status, detail), options={"fault": "caller"} if caller else None)
 
 
 async def _failed(agent: AgentGuard, action_id: str, exc: BaseException) -> None:
     """Report the one outcome of a call that raised or was cancelled, whatever cancels us."""
-    detail = (
-        "cancelled before it finished"
-        if isinstance(exc, asyncio.CancelledError)
-        else f"{type(exc).__name__}: {exc}"
-    )
+    cancelled = isinstance(exc, asyncio.CancelledError)
+    detail = "cancelled before it finished" if cancelled else f"{type(exc).__name__}: {exc}"
     with contextlib.suppress(InvalidState):  # an operator already recorded its outcome
-        await shielded(adrive(_report(action_id, "failure", detail), agent))
+        await shielded(adrive(_report(action_id, "failure", detail, cancelled), agent))
 
 
 async def _not_run(agent: AgentGuard, action_id: str, name: str) -> NoReturn:

@@ -24,7 +24,8 @@ BODIES: dict[str, dict[str, Field]] = {
         # guardkit: send this one call to a human, for this reason (a local check's)
         "approval_reason": Field(("object", "null")),
     },
-    "Outcome": {"status": _STR, "detail": _OPT_STR},
+    # guardkit: fault = agent (default, a failure scars) | upstream | caller (no scar)
+    "Outcome": {"status": _STR, "detail": _OPT_STR, "fault": _OPT_STR},
     "Approve": {"approver": _STR, "note": _OPT_STR},
     "Reject": {"approver": _STR, "reason": _STR, "scar": _OPT_STR},
     "Scar": {"severity": _STR, "reason": _STR, "action_id": _OPT_STR},

@@ -151,9 +151,10 @@ async def outcome(ctx: Ctx) -> Any:
     body = await ctx.body("Outcome")
     engine, agent_id, action_id = ctx.state.guard.engine, ctx.agent_id, ctx.action_id
     operator = ctx.caller is not None and ctx.caller.role is Role.ADMIN
-    status, detail = body["status"], body.get("detail") or ""
+    status, detail, fault = body["status"], body.get("detail") or "", body.get("fault") or "agent"
     return await ctx.state.committed(
-        lambda: engine.report(agent_id, action_id, status, detail, operator=operator), agent_id
+        lambda: engine.report(agent_id, action_id, status, detail, operator=operator, fault=fault),
+        agent_id,
     )
 
 

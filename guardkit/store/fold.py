@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from guardkit._canonical import canonical_json
-from guardkit.decisions import REPLAY_CODE, SCAR_CAP, DenyCode, Reason, Severity
+from guardkit.decisions import REPLAY_CODE, SCAR_CAP, DenyCode, Fault, Reason, Severity
 from guardkit.policy import Policy
 from guardkit.rules import APPROVAL_CODE, EFFECTS
 from guardkit.store.state import (
@@ -62,6 +62,8 @@ KINDS = ACTION_KINDS | {"genesis", "policy", "scar", "terminated"}
 
 
 RULE_DENIED = DenyCode.RULE_DENIED.value
+#: Whose fault a failure outcome names when it is not the agent's (the agent's is left out).
+_FAULTS = frozenset(f.value for f in Fault) - {Fault.AGENT.value}
 
 
 class LedgerInvalid(ValueError):
@@ -194,6 +196,8 @@ def _outcome(state: AgentState, seq: int, payload: Any, epoch: float, number: in
     status = payload["status"]
     if code & 7 != ALLOWED or status not in OUTCOMES:
         raise LedgerInvalid(f"outcome for act-{number}, which is {status_name(code)}")
+    if "fault" in payload and (status != "failure" or payload["fault"] not in _FAULTS):
+        raise LedgerInvalid(f"outcome for act-{number} blames {payload['fault']!r} for {status!r}")
     state.statuses[number] = COMPLETED | (code & CONSUMED) | OUTCOMES.index(status) << 4
 
 

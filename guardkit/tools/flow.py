@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -57,6 +57,8 @@ class Op:
     name: OpName
     args: tuple[Any, ...] = ()
     func: Callable[..., Any] | None = None
+    #: Keyword arguments of the agent method (``fault=`` of a report).
+    options: Mapping[str, Any] | None = None
 
 
 Flow = Generator[Op, Any, T]
@@ -91,7 +93,10 @@ def drive(flow: Flow[T], agent: AgentGuard) -> T:
     step = _resume(flow, None, None)
     while isinstance(step, Op):
         try:
-            answer = step.func(*step.args) if step.func else getattr(agent, step.name)(*step.args)
+            if step.func is not None:
+                answer = step.func(*step.args)
+            else:
+                answer = getattr(agent, step.name)(*step.args, **(step.options or {}))
         except BaseException as exc:  # noqa: BLE001 - handed back to the step that asked
             step = _resume(flow, None, exc)
         else:
@@ -127,8 +132,9 @@ async def _answer(op: Op, agent: AgentGuard, native: bool) -> Any:
             return await answer
         return answer
     if native and hasattr(agent, _ASYNC_NAMES[op.name]):
-        return await getattr(agent, _ASYNC_NAMES[op.name])(*op.args)
-    return await asyncio.to_thread(getattr(agent, op.name), *op.args)
+        return await getattr(agent, _ASYNC_NAMES[op.name])(*op.args, **(op.options or {}))
+    method = getattr(agent, op.name)
+    return await asyncio.to_thread(functools.partial(method, **(op.options or {})), *op.args)
 
 
 def _is_async(func: Callable[..., Any]) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
-from guardkit.decisions import Action, ActionStatusName, DecisionDict, Denial, Reason
+from guardkit.decisions import Action, ActionStatusName, DecisionDict, Denial, FaultName, Reason
 from guardkit.errors import ApprovalTimeout, GuardError, ToolDenied
 from guardkit.protocols import AgentGuard
 from guardkit.refusals import Refusal, refusal
@@ -138,10 +138,13 @@ def outcome(result: Any) -> tuple[str, str]:
     return "failure", ("isError: " + " ".join(t for t in texts if t))[:_DETAIL_MAX]
 
 
-async def report(agent: AgentGuard, action_id: str, status: str, detail: str) -> None:
-    """Report the call's one outcome; a guard that can't take it is logged, never raised."""
+async def report(
+    agent: AgentGuard, action_id: str, status: str, detail: str, fault: FaultName = "agent"
+) -> None:
+    """Report the call's one outcome; a guard that can't take it is logged, never raised. A
+    failure that is the upstream's or the client's (``fault``) does not scar the agent."""
     try:
-        await adrive(_report(action_id, status, detail), agent)
+        await adrive(_report(action_id, status, detail, fault), agent)
     except GuardError as exc:
         log.warning("could not report %s of %s: %s", status, action_id, exc.message)
 
@@ -161,5 +164,6 @@ def deny_name(agent: AgentGuard, name: str, why: str, arguments: Any) -> Flow[Re
     raise AssertionError("deny always raises")
 
 
-def _report(action_id: str, status: str, detail: str) -> Flow[None]:
-    yield Op("report", (action_id, status, detail))
+def _report(action_id: str, status: str, detail: str, fault: FaultName) -> Flow[None]:
+    options = None if fault == "agent" else {"fault": fault}  # any AgentGuard takes the agent's
+    yield Op("report", (action_id, status, detail), options=options)

@@ -352,11 +352,13 @@ class GuardProxy:
             result = _shaped(version, await self._upstream.call_tool(params))
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
-                await report(self.agent, answer, "failure", "cancelled by the client")
+                await report(
+                    self.agent, answer, "failure", "cancelled by the client", fault="caller"
+                )
             raise
         except Exception as exc:  # noqa: BLE001 - any upstream failure is this call's failure
             detail = f"{type(exc).__name__}: {exc}"
-            await report(self.agent, answer, "failure", detail)
+            await report(self.agent, answer, "failure", detail, fault="upstream")
             return _shaped(version, error_result(f"Error: the tool's server failed: {detail}"))
         await report(self.agent, answer, *outcome(result))
         return result

@@ -32,8 +32,10 @@ def turn() -> Flow[DecisionDict]:
     return decision
 
 
-def report(action_id: str, status: str, detail: str = "") -> Flow[None]:
-    yield Op("report", (action_id, status, detail[:2000]))
+def report(action_id: str, status: str, detail: str = "", caller: bool = False) -> Flow[None]:
+    # A call cancelled by the run or its caller is not the agent's failure: no scar.
+    options = {"fault": "caller"} if caller else None
+    yield Op("report", (action_id, status, detail[:2000]), options=options)
 
 
 def ask(

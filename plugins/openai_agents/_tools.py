@@ -75,7 +75,9 @@ class _Asked:
         self.taken = True
         why = "cancelled" if task.cancelled() else "the run ended"
         try:
-            self.agent.report(self.action_id, "failure", f"not run: {why} before the tool ran")
+            self.agent.report(
+                self.action_id, "failure", f"not run: {why} before the tool ran", fault="caller"
+            )
         except GuardError as exc:
             log.warning("could not report %s: %s", self.action_id, exc)
 
@@ -243,12 +245,9 @@ class Gate:
 
 async def _report_failure(agent: AgentGuard, action: str, exc: BaseException) -> None:
     try:
-        detail = (
-            "cancelled before it finished"
-            if isinstance(exc, asyncio.CancelledError)
-            else f"{type(exc).__name__}: {exc}"
-        )
-        await shielded(adrive(report(action, "failure", detail), agent))
+        cancelled = isinstance(exc, asyncio.CancelledError)
+        detail = "cancelled before it finished" if cancelled else f"{type(exc).__name__}: {exc}"
+        await shielded(adrive(report(action, "failure", detail, cancelled), agent))
     except GuardError as problem:
         # An operator may already have recorded this action's one outcome (``harmful``), or the
         # guard went away: what the run must see is still the tool's own failure.

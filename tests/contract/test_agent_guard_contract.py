@@ -13,6 +13,7 @@ from guardkit import (
     AgentGuard,
     ApprovalTimeout,
     Forbidden,
+    InvalidInput,
     InvalidState,
     NotFound,
     UnknownAction,
@@ -85,6 +86,25 @@ def test_report_outcomes(guard_pair: Pair) -> None:
         agent.report("act-9", "success")
     with pytest.raises(UnknownAction):
         agent.action("act-9")
+
+
+def test_a_failure_that_was_not_the_agents_leaves_no_scar(guard_pair: Pair) -> None:
+    agent, operator = guard_pair
+    for _ in range(4):
+        agent.request("read")
+    assert agent.report("act-1", "failure", "upstream timed out", fault="upstream")["scars"] == []
+    assert agent.report("act-2", "failure", "client cancelled", fault="caller")["scars"] == []
+    with pytest.raises(InvalidInput, match="fault='upstream' is for a failure"):
+        agent.report("act-3", "success", fault="upstream")
+    with pytest.raises(InvalidInput, match="fault must be agent, upstream or caller"):
+        agent.report("act-3", "failure", fault="nobody")
+    assert agent.report("act-3", "failure", "bad arguments", fault="agent")["scar_score"] == 1
+    assert agent.action("act-1")["outcome"] == "failure"
+    outcomes = [
+        r["payload"] for r in operator.log(agent.agent_id)["records"] if r["kind"] == "outcome"
+    ]
+    assert [o.get("fault") for o in outcomes] == ["upstream", "caller", None]
+    assert operator.verify(agent.agent_id)["ok"]
 
 
 def test_an_agent_may_not_report_harm_but_the_operator_may(guard_pair: Pair) -> None:

@@ -154,3 +154,5 @@ def test_a_call_cancelled_by_a_callers_timeout_is_reported_failure() -> None:
     outcomes = {r["action_id"]: r for r in _records(guard, "ops", "outcome")}
     assert len(lookups) == 1
     assert outcomes[lookups[0]]["status"] == "failure"
+    assert outcomes[lookups[0]]["fault"] == "caller"  # the caller's timeout: no scar
+    assert agent.status()["scars"] == []

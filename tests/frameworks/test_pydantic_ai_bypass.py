@@ -207,3 +207,5 @@ def test_a_callers_timeout_reports_the_running_call_as_failed() -> None:
     pays = [o for o in outcomes if o["status"] == "failure"]
     assert len(pays) == 1
     assert "cancelled" in pays[0]["detail"]
+    assert pays[0]["fault"] == "caller"  # the caller's timeout, not the agent's failure
+    assert guard.agent("ap").status()["scars"] == []

@@ -170,7 +170,8 @@ def test_a_hung_call_fails_after_the_call_timeout(tmp_path: Path) -> None:
     (result,) = _calls(stack, ("hang", {}))
     assert result.is_error
     (outcome,) = stack.records("outcome")
-    assert outcome["status"] == "failure"
+    assert (outcome["status"], outcome["fault"]) == ("failure", "upstream")
+    assert stack.records("scar") == []  # the upstream's fault, not the agent's
 
 
 def test_unrepresentable_requests_are_answered(tmp_path: Path) -> None:
