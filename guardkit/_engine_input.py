@@ -8,7 +8,7 @@ from typing import Any
 from guardkit import rules
 from guardkit._canonical import text_problem
 from guardkit.decisions import ActionStatus, Fault, Outcome, Severity
-from guardkit.errors import InvalidInput, UnknownAction
+from guardkit.errors import Forbidden, InvalidInput, UnknownAction
 from guardkit.policy import Policy
 from guardkit.store.chain import json_str
 from guardkit.store.state import SPAWN_TOOL
@@ -58,6 +58,35 @@ def _severity(value: Any) -> Severity:
         return Severity(value)
     except ValueError:
         raise InvalidInput("severity must be minor, moderate, severe or fatal") from None
+
+
+def _check_outcome(status: str, detail: str | None, fault: str, operator: bool) -> str:
+    """The checked ``detail`` of an outcome, or why it cannot be recorded."""
+    if status not in _OUTCOMES:
+        raise InvalidInput("status must be success, failure or harmful")
+    if fault not in _FAULTS:
+        raise InvalidInput("fault must be agent, upstream or caller")
+    if fault != _AGENT_FAULT and status != _FAILURE:
+        raise InvalidInput(f"fault={fault!r} is for a failure, not {status!r}")
+    if status == _HARMFUL and not operator:
+        raise Forbidden("only an operator may report harm: an agent must not judge its own")
+    detail = "" if detail is None else detail
+    _check_text(detail, "detail", allow_empty=True)
+    return detail
+
+
+def _outcome_record(
+    action_id: str, status: str, detail: str, fault: str
+) -> tuple[dict[str, str], str]:
+    """An outcome record's payload and its canonical JSON (keys sorted), built without a dump.
+    An agent's failure keeps Lineage's record shape; another's names its ``fault``."""
+    payload = {"action_id": action_id, "status": status, "detail": detail}
+    blame = ""
+    if fault != _AGENT_FAULT:
+        payload["fault"] = fault
+        blame = f'"fault":"{fault}",'
+    body = f'"action_id":"{action_id}","detail":{_text(detail)},{blame}"status":"{status}"'
+    return payload, "{" + body + "}"
 
 
 def _check_text(value: Any, name: str, *, allow_empty: bool = False) -> None:

@@ -35,7 +35,6 @@ from guardkit.decisions import (
 from guardkit.errors import (
     AgentExists,
     AlreadyTerminated,
-    Forbidden,
     InvalidInput,
     InvalidState,
     LedgerTampered,
@@ -52,18 +51,17 @@ __all__ = ["Engine", "SPAWN_TOOL", "DEFAULT_MAX_INPUT_BYTES"]
 from guardkit._engine_input import (
     _AGENT_FAULT,
     _FAILURE,
-    _FAULTS,
     _HARMFUL,
-    _OUTCOMES,
     DEFAULT_MAX_INPUT_BYTES,
     _action_number,
     _check_agent_id,
+    _check_outcome,
     _check_reason,
     _check_text,
     _check_tool,
     _has_ttl,
+    _outcome_record,
     _severity,
-    _text,
 )
 from guardkit._engine_reads import EngineReads
 
@@ -539,16 +537,7 @@ class Engine(EngineReads):
         service that runs the tool failed (``upstream``) or the caller cancelled (``caller``).
         The ledger's outcome record says whose fault it was.
         """
-        if status not in _OUTCOMES:
-            raise InvalidInput("status must be success, failure or harmful")
-        if fault not in _FAULTS:
-            raise InvalidInput("fault must be agent, upstream or caller")
-        if fault != _AGENT_FAULT and status != _FAILURE:
-            raise InvalidInput(f"fault={fault!r} is for a failure, not {status!r}")
-        if status == _HARMFUL and not operator:
-            raise Forbidden("only an operator may report harm: an agent must not judge its own")
-        detail = "" if detail is None else detail
-        _check_text(detail, "detail", allow_empty=True)
+        detail = _check_outcome(status, detail, fault, operator)
         number = _action_number(action_id)
         now = self.clock()
         with self.store.transaction() as tx:
@@ -559,22 +548,8 @@ class Engine(EngineReads):
             if statuses[number] & 7 != ALLOWED:
                 current = status_name(statuses[number])
                 raise InvalidState(f"action {action_id} is {current}, not allowed")
-            payload = {"action_id": action_id, "status": status, "detail": detail}
-            blame = ""
-            if fault != _AGENT_FAULT:  # an agent's failure keeps Lineage's record shape
-                payload["fault"] = fault
-                blame = f'"fault":"{fault}",'
-            tx.append(
-                state,
-                "outcome",
-                payload,
-                now,
-                payload_json=(
-                    f'{{"action_id":"{action_id}","detail":{_text(detail)},{blame}'
-                    f'"status":"{status}"}}'
-                ),
-                action=number,
-            )
+            payload, payload_json = _outcome_record(action_id, status, detail, fault)
+            tx.append(state, "outcome", payload, now, payload_json=payload_json, action=number)
             if status == _FAILURE and fault == _AGENT_FAULT:
                 self._scar(tx, state, Severity.MINOR, f"action failed: {detail}", action_id, now)
             elif status == _HARMFUL:
