@@ -16,7 +16,7 @@ from .imports import ImportMap
 from .retries import retried, retry_loop
 from .shapes import returns_tool_choice
 from .tree import LoopContext, Tree, dotted
-from .values import GUARDKIT, MODEL_FUNCTION, Values
+from .values import CLASS, GUARDKIT, MODEL_FUNCTION, Values
 
 __all__ = ["ModelCall", "classify_calls", "is_guard_receiver"]
 
@@ -142,9 +142,13 @@ def _shaped_symbol(call: ast.Call, values: Values, imports: ImportMap) -> str | 
 
 
 def _own_function(call: ast.Call, values: Values, qualname: str | None) -> bool:
-    """A call of the project's own code: its model calls are found inside it."""
+    """A call of the project's own code (a function, a method of a project class): its model
+    calls are found inside it."""
     if values.callee(call, call) is not None:
         return True
+    func = call.func
+    if isinstance(func, ast.Attribute) and (values.kind(func.value, call) or "").startswith(CLASS):
+        return True  # ``agent.take_step(...)`` on an instance of a project class
     module = values.module.partition(".")[0]
     return bool(qualname and module and qualname.partition(".")[0] == module)
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .summary import FunctionFacts, Summary
+from .values import CLASS, RETURNS
 
 __all__ = ["EMPTY_ENV", "Env", "ProjectIndex"]
 
@@ -288,6 +289,7 @@ class ProjectIndex:
                 break
             found |= {(func, n, k) for n, k in self.params[func].items() if self.relevant(k)}
         found |= self._imported_globals(module)
+        found |= self._returns(refs)
         classes = {k[len("class:") :] for _, _, k in found if k.startswith("class:")}
         classes |= {r[len("type:") :].rpartition(".")[0] for r in refs if r.startswith("type:")}
         for cls in classes:
@@ -299,6 +301,26 @@ class ProjectIndex:
                     if self.relevant(kind)
                 }
         return frozenset(found)
+
+    def _returns(self, refs: set[str]) -> set[tuple[str, str, str]]:
+        """``(ref, RETURNS, kind)``: what the functions and methods a module calls return."""
+        found: set[tuple[str, str, str]] = set()
+        for ref in refs:
+            if ref.startswith("self:"):
+                continue  # the module's own classes: ``Values`` sees what they return
+            kinds = {self.functions[t]["returns"] for t in self.targets(ref)} - {""}
+            if len(kinds) == 1 and self._returned_matters(kind := kinds.pop()):
+                found.add((ref, RETURNS, kind))
+        return found
+
+    def _returned_matters(self, kind: str) -> bool:
+        """A returned client or model-chosen name, or an instance of a project class with a
+        method that reaches a model (a limit passed through a factory is not followed)."""
+        if not kind.startswith(CLASS):
+            return self.relevant(kind)
+        cls = self.canonical(kind[len(CLASS) :])
+        methods = self.classes[cls]["methods"] if cls in self.classes else ()
+        return any(self.methods_of(cls, m, dynamic=True) & self.model for m in methods)
 
     def _imported_globals(self, module: str) -> set[tuple[str, str, str]]:
         """Kinds of the module-level values of other modules that ``module`` imports (the
