@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from .catalog import AGENT_RUN_KINDS, AGENT_RUNS, HTTP_POSTS, MODEL_ENDPOINTS, TURN_GATES
 from .imports import ImportMap
@@ -141,6 +142,47 @@ def _shaped_symbol(call: ast.Call, values: Values, imports: ImportMap) -> str | 
     return name or ast.unparse(call.func)
 
 
+#: the keywords every chat API takes: a model's name and the conversation so far
+_CHAT_KEYWORDS = frozenset({"model", "messages"})
+#: words of methods that take a model and messages without calling it (counting, preparing)
+_NOT_TURNS = ("count", "token", "prepare", "kwargs", "arguments", "params", "cost", "log")
+
+
+@lru_cache(maxsize=1)
+def _built_clients(tree: Tree, imports: ImportMap) -> frozenset[str]:
+    """Names and ``self`` attributes bound to an instance of an imported class
+    (``self.spice = Spice()``, ``chat = acme.Chat(...)``): clients of some library."""
+    found: set[str] = set()
+    for node in tree.nodes(ast.Assign):
+        value = node.value.value if isinstance(node.value, ast.Await) else node.value
+        if not isinstance(value, ast.Call):
+            continue
+        name = dotted(value.func)
+        if name and name.rpartition(".")[2][:1].isupper() and imports.resolve(name):
+            found.update(t for t in map(dotted, node.targets) if t)
+    return frozenset(found)
+
+
+def _chat_symbol(call: ast.Call, values: Values, imports: ImportMap) -> str | None:
+    """A method call handed a model's name and the conversation (``model=..., messages=...``) on
+    an instance of an imported class: a chat turn by a client the catalog does not know
+    (``self.spice.get_response(...)`` with ``self.spice = Spice()``), unless it is a private
+    helper, a counter or preparer, or the project's own code."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr[:1] == "_" or func.attr[:1].isupper():
+        return None
+    if not {k.arg for k in call.keywords} >= _CHAT_KEYWORDS:
+        return None
+    if any(word in func.attr.lower() for word in _NOT_TURNS):
+        return None
+    if dotted(func.value) not in _built_clients(values.tree, imports):
+        return None  # a parameter or a value of unknown origin: never by the method alone
+    name = dotted(func)
+    if _own_function(call, values, imports.resolve(name)):
+        return None
+    return name or ast.unparse(func)
+
+
 def _own_function(call: ast.Call, values: Values, qualname: str | None) -> bool:
     """A call of the project's own code (a function, a method of a project class): its model
     calls are found inside it."""
@@ -184,7 +226,10 @@ def classify_calls(
             continue
         else:
             symbol = _model_symbol(node, values, imports) or (turns(node) if turns else None)
-            if symbol is None and (symbol := _shaped_symbol(node, values, imports)):
+            if symbol is None and (
+                symbol := _shaped_symbol(node, values, imports)
+                or _chat_symbol(node, values, imports)
+            ):
                 shaped.add(id(node))
             if symbol:
                 found.append((node, symbol))

@@ -4,10 +4,11 @@ A file is analysed only if it imports a model client, tool framework or guardkit
 named in the catalog), names a model endpoint (``/chat/completions``, ``/v1/messages``...: raw
 HTTP), hands ``tools=``/``functions=`` to something, reads a tool choice out of a response
 (``.tool_calls``, ``.choices[0].message``: a model call by a client the catalog does not know),
-or binds a tool-ish dispatch table (``TOOLS = {``); the project index asks for more modules
-afterwards. Every pattern starts with a literal (``import``, ``from``, ``=``) so the
-regular-expression engine can skip ahead quickly: on CPython's ``Lib/``-sized trees this test
-costs about as much as reading the files.
+passes ``model=`` and ``messages=`` (a chat turn, whatever the client), or binds a tool-ish
+dispatch table (``TOOLS = {``); the project index asks for more modules afterwards. Every
+pattern starts with a literal (``import``, ``from``, ``=``) so the regular-expression engine can
+skip ahead quickly: on CPython's ``Lib/``-sized trees this test costs about as much as reading
+the files.
 """
 
 from __future__ import annotations
@@ -85,4 +86,6 @@ def might_match(source: bytes, catalog: Catalog) -> bool:
         return True
     if any(word in source for word in _SHAPE_WORDS) and _SHAPE_READ.search(source):
         return True
+    if b"messages=" in source and b"model=" in source:
+        return True  # a chat turn by the keywords it is handed (see ``calls``)
     return _has_table(source)

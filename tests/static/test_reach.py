@@ -1,10 +1,11 @@
 """A loop is a model loop when what it calls reaches a model call in another module of the
 project, however it is reached (issue 20): a helper whose client the catalog does not know but
-whose reply is read for tool calls, an instance called through its ``__call__`` (held in an
-attribute set by a base class, or returned by a factory of another module), a function kept in
-an attribute or passed as an argument. Decoys: a message built with ``.tool_calls.append``, a
-function reference that reaches no model. On a warm run, editing the helper's module changes
-the finding in the loop's module."""
+whose reply is read for tool calls or that is handed ``model=`` and ``messages=``, an instance
+called through its ``__call__`` (held in an attribute set by a base class, or returned by a
+factory of another module), a function kept in an attribute or passed as an argument. Decoys: a
+message built with ``.tool_calls.append``, a function reference that reaches no model, a token
+counter handed the conversation. On a warm run, editing the helper's module changes the finding
+in the loop's module."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ EXPECTED = {
     # an unknown client, recognised by the tool calls read off its reply, one module away
     ("desk/loop.py", 5, "GK101", "next_action"),
     ("desk/step.py", 7, "GK102", "_client.chat"),
+    # an unknown client handed a model and the conversation (not the token counter beside it)
+    ("desk/chat.py", 11, "GK102", "self.chat.get_response"),
+    ("desk/session.py", 6, "GK101", "handler.turn"),
     # ``self.brain`` set by the base class from an annotated parameter: ``Brain.__call__``
     ("studio/agent.py", 11, "GK101", "self.brain"),
     ("studio/llm.py", 7, "GK102", "client.chat.completions.create"),
@@ -58,7 +62,8 @@ def test_model_calls_are_reached_across_modules(reach: Path) -> None:
         (f["path"], f["line"], f["rule"], f["symbol"])
         for f in json.loads(result.output)["findings"]
     }
-    # and desk/replay.py's loop (it builds messages) and pipeline.tail (it logs) are not
+    # and desk/replay.py's loop (it builds messages), Handler.budget (it counts tokens) and
+    # pipeline.tail (it logs) are not
     assert found == EXPECTED
 
 
