@@ -1,15 +1,16 @@
 """Classify the calls of a module: model calls, ``llm_turn`` gates, guard requests.
 
 A model call is recognised from where its receiver came from (see ``values``), from its
-qualified name (``litellm.completion``), or from what it returns (a tool choice read out of it,
-see ``shapes``), never from the method name alone.
+qualified name (``litellm.completion``), from what it returns (a tool choice read out of it,
+see ``shapes``) or from what it is handed (``model=`` and ``messages=`` on an instance of an
+imported class), never from the method name alone.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 
 from .catalog import AGENT_RUN_KINDS, AGENT_RUNS, HTTP_POSTS, MODEL_ENDPOINTS, TURN_GATES
@@ -41,9 +42,6 @@ class ModelCall:
     wrap: ast.stmt | None = None
     #: inside a function a retry decorator runs again on errors (its callers are the turn)
     retried: bool = False
-    #: recognised by what it returns, not by its client: a model call of this module, not a
-    #: fact the project index propagates (a library's agent step would pull in its importers)
-    shaped: bool = False
 
 
 @dataclass(slots=True)
@@ -214,7 +212,6 @@ def classify_calls(
     ``turns`` names calls of project functions that are a model turn (retried helpers)."""
     index = CallIndex(model=[], gates=[], guard_requests=[])
     found: list[tuple[ast.Call, str]] = []
-    shaped: set[int] = set()
     for node in tree.nodes(ast.Call):
         qualname = imports.resolve(dotted(node.func))
         method = _method_call(node, values)
@@ -225,12 +222,12 @@ def classify_calls(
         elif values.has_gate(node):
             continue
         else:
-            symbol = _model_symbol(node, values, imports) or (turns(node) if turns else None)
-            if symbol is None and (
-                symbol := _shaped_symbol(node, values, imports)
+            symbol = (
+                _model_symbol(node, values, imports)
+                or (turns(node) if turns else None)
+                or _shaped_symbol(node, values, imports)
                 or _chat_symbol(node, values, imports)
-            ):
-                shaped.add(id(node))
+            )
             if symbol:
                 found.append((node, symbol))
     index.gates.sort(key=_pos)
@@ -239,7 +236,7 @@ def classify_calls(
     for node, symbol in found:
         run = agent_run(node, values)
         call = _model_call(tree, node, symbol, index.gates, found, imports, run)
-        index.model.append(replace(call, shaped=True) if id(node) in shaped else call)
+        index.model.append(call)
     return index
 
 
