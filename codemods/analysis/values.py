@@ -17,7 +17,16 @@ from .catalog import HTTP_CLIENTS, REBINDERS, SESSIONS, TOOL_SERVER_CLIENTS, Cat
 from .imports import ImportMap
 from .tree import FUNCTION_NODES, Tree, dotted
 
-__all__ = ["CLASS", "FUNCTION", "GATED", "GUARDKIT", "MODEL_FUNCTION", "RETURNS", "Values"]
+__all__ = [
+    "CLASS",
+    "FUNCTION",
+    "GATED",
+    "GUARDKIT",
+    "IS_CLASS",
+    "MODEL_FUNCTION",
+    "RETURNS",
+    "Values",
+]
 
 GUARDKIT = "guardkit"
 #: the kind of a client, agent or server built with a guardkit integration: gated
@@ -30,6 +39,8 @@ CLASS = "class:"
 MODEL_FUNCTION = "model_function"
 #: the name under which ``Env.kinds`` holds what a function returns (not an identifier)
 RETURNS = "<return>"
+#: the name under which ``Env.kinds`` marks an imported name as a class of the project
+IS_CLASS = "<class>"
 Def = ast.FunctionDef | ast.AsyncFunctionDef
 _ROUNDS = 3
 _SERVER_SELF = frozenset({"fastmcp", "mcp_lowlevel"})
@@ -158,7 +169,9 @@ class Values:
             return GUARDKIT
         known = self.catalog.client_kind(qualname) or TOOL_SERVER_CLIENTS.get(qualname)
         known = known or HTTP_CLIENTS.get(qualname)
-        if known is None and self._in_project(qualname):
+        if known is None and (
+            self._in_project(qualname) or IS_CLASS in self.project.get(qualname, {})
+        ):
             return CLASS + qualname
         return known
 

@@ -36,6 +36,9 @@ EXPECTED = {
     ("studio/pipeline.py", 10, "GK101", "self.step"),
     ("studio/pipeline.py", 15, "GK101", "step"),
     ("studio/pipeline.py", 25, "GK101", "brain"),
+    # a folder of scripts: an instance of a class imported from a sibling (not Clock's loop)
+    ("scripts/chatter.py", 8, "GK102", "client.chat.completions.create"),
+    ("scripts/runner.py", 10, "GK101", "self.chatter"),
 }
 
 
