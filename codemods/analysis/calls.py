@@ -164,7 +164,8 @@ def _built_clients(tree: Tree, imports: ImportMap) -> frozenset[str]:
 def _chat_symbol(call: ast.Call, values: Values, imports: ImportMap) -> str | None:
     """A method call handed a model's name and the conversation (``model=..., messages=...``) on
     an instance of an imported class: a chat turn by a client the catalog does not know
-    (``self.spice.get_response(...)`` with ``self.spice = Spice()``), unless it is a private
+    (``self.spice.get_response(...)`` with ``self.spice = Spice()``, or a resource of it:
+    ``client.beta.messages.create(...)``), unless it is a private
     helper, a counter or preparer, or the project's own code."""
     func = call.func
     if not isinstance(func, ast.Attribute) or func.attr[:1] == "_" or func.attr[:1].isupper():
@@ -173,7 +174,9 @@ def _chat_symbol(call: ast.Call, values: Values, imports: ImportMap) -> str | No
         return None
     if any(word in func.attr.lower() for word in _NOT_TURNS):
         return None
-    if dotted(func.value) not in _built_clients(values.tree, imports):
+    receiver = (dotted(func.value) or "").split(".")
+    built = _built_clients(values.tree, imports)
+    if not any(".".join(receiver[:n]) in built for n in range(1, len(receiver) + 1)):
         return None  # a parameter or a value of unknown origin: never by the method alone
     name = dotted(func)
     if _own_function(call, values, imports.resolve(name)):

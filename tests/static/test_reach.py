@@ -28,6 +28,7 @@ EXPECTED = {
     ("desk/step.py", 7, "GK102", "_client.chat"),
     # an unknown client handed a model and the conversation (not the token counter beside it)
     ("desk/chat.py", 11, "GK102", "self.chat.get_response"),
+    ("desk/chat.py", 18, "GK102", "self.chat.beta.replies.stream"),
     ("desk/session.py", 6, "GK101", "handler.turn"),
     # ``self.brain`` set by the base class from an annotated parameter: ``Brain.__call__``
     ("studio/agent.py", 11, "GK101", "self.brain"),

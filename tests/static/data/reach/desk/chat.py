@@ -13,3 +13,6 @@ class Handler:
     def budget(self, model, messages):
         while messages:
             self.meter.count_tokens(model=model, messages=messages.pop())
+
+    def stream(self, model, messages):
+        return self.chat.beta.replies.stream(model=model, messages=messages)
