@@ -277,9 +277,10 @@ class _Run:
             self.run([(p, self.names[p], True, None) for p in sorted(set(todo))])
 
     def _importers_of_model_modules(self, files: list[str], by_module: dict[str, str]) -> list[str]:
-        """Files of the same top-level package that import a module, function or class that
-        reaches a model (a protocol or base class counts when an implementation does), and the
-        package ``__init__`` modules above such a module (where protocols usually live)."""
+        """Files of the same top-level package (for a top-level script: the scripts of its
+        folder) that import a module, function or class that reaches a model (a protocol or
+        base class counts when an implementation does), and the package ``__init__`` modules
+        above such a module (where protocols usually live)."""
         summaries = [r.summary for r in self.records.values() if r.summary is not None]
         index = self.index()
         model = index.model
@@ -312,9 +313,16 @@ class _Run:
         words |= {q.rpartition(".")[2] for q in names if q.rpartition(".")[0] in modules}
         pattern = importing(sorted(w for w in words - {"", "__class__"} if w.isidentifier()))
         roots = {m.partition(".")[0] for m in targets}
+        # a top-level script's importers are the scripts of its folder
+        folders = {
+            os.path.dirname(by_module[m]) for m in targets if "." not in m and m in by_module
+        }
         for path in files:
             name = self.names[path]
-            if name.partition(".")[0] not in roots or not self.records[path].result.skipped:
+            sibling = "." not in name and os.path.dirname(path) in folders
+            if not (sibling or name.partition(".")[0] in roots):
+                continue
+            if not self.records[path].result.skipped:
                 continue
             try:
                 if pattern.search(self.sources.get(path) or Path(path).read_bytes()):

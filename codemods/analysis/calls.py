@@ -1,22 +1,24 @@
 """Classify the calls of a module: model calls, ``llm_turn`` gates, guard requests.
 
 A model call is recognised from where its receiver came from (see ``values``), from its
-qualified name (``litellm.completion``), or from what it returns (a tool choice read out of it,
-see ``shapes``), never from the method name alone.
+qualified name (``litellm.completion``), from what it returns (a tool choice read out of it,
+see ``shapes``) or from what it is handed (``model=`` and ``messages=`` on an instance of an
+imported class), never from the method name alone.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import lru_cache
 
 from .catalog import AGENT_RUN_KINDS, AGENT_RUNS, HTTP_POSTS, MODEL_ENDPOINTS, TURN_GATES
 from .imports import ImportMap
 from .retries import retried, retry_loop
 from .shapes import returns_tool_choice
 from .tree import LoopContext, Tree, dotted
-from .values import GUARDKIT, MODEL_FUNCTION, Values
+from .values import CLASS, GUARDKIT, MODEL_FUNCTION, Values
 
 __all__ = ["ModelCall", "classify_calls", "is_guard_receiver"]
 
@@ -40,9 +42,6 @@ class ModelCall:
     wrap: ast.stmt | None = None
     #: inside a function a retry decorator runs again on errors (its callers are the turn)
     retried: bool = False
-    #: recognised by what it returns, not by its client: a model call of this module, not a
-    #: fact the project index propagates (a library's agent step would pull in its importers)
-    shaped: bool = False
 
 
 @dataclass(slots=True)
@@ -141,10 +140,58 @@ def _shaped_symbol(call: ast.Call, values: Values, imports: ImportMap) -> str | 
     return name or ast.unparse(call.func)
 
 
+#: the keywords every chat API takes: a model's name and the conversation so far
+_CHAT_KEYWORDS = frozenset({"model", "messages"})
+#: words of methods that take a model and messages without calling it (counting, preparing)
+_NOT_TURNS = ("count", "token", "prepare", "kwargs", "arguments", "params", "cost", "log")
+
+
+@lru_cache(maxsize=1)
+def _built_clients(tree: Tree, imports: ImportMap) -> frozenset[str]:
+    """Names and ``self`` attributes bound to an instance of an imported class
+    (``self.spice = Spice()``, ``chat = acme.Chat(...)``): clients of some library."""
+    found: set[str] = set()
+    for node in tree.nodes(ast.Assign):
+        value = node.value.value if isinstance(node.value, ast.Await) else node.value
+        if not isinstance(value, ast.Call):
+            continue
+        name = dotted(value.func)
+        if name and name.rpartition(".")[2][:1].isupper() and imports.resolve(name):
+            found.update(t for t in map(dotted, node.targets) if t)
+    return frozenset(found)
+
+
+def _chat_symbol(call: ast.Call, values: Values, imports: ImportMap) -> str | None:
+    """A method call handed a model's name and the conversation (``model=..., messages=...``) on
+    an instance of an imported class: a chat turn by a client the catalog does not know
+    (``self.spice.get_response(...)`` with ``self.spice = Spice()``, or a resource of it:
+    ``client.beta.messages.create(...)``), unless it is a private
+    helper, a counter or preparer, or the project's own code."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr[:1] == "_" or func.attr[:1].isupper():
+        return None
+    if not {k.arg for k in call.keywords} >= _CHAT_KEYWORDS:
+        return None
+    if any(word in func.attr.lower() for word in _NOT_TURNS):
+        return None
+    receiver = (dotted(func.value) or "").split(".")
+    built = _built_clients(values.tree, imports)
+    if not any(".".join(receiver[:n]) in built for n in range(1, len(receiver) + 1)):
+        return None  # a parameter or a value of unknown origin: never by the method alone
+    name = dotted(func)
+    if _own_function(call, values, imports.resolve(name)):
+        return None
+    return name or ast.unparse(func)
+
+
 def _own_function(call: ast.Call, values: Values, qualname: str | None) -> bool:
-    """A call of the project's own code: its model calls are found inside it."""
+    """A call of the project's own code (a function, a method of a project class): its model
+    calls are found inside it."""
     if values.callee(call, call) is not None:
         return True
+    func = call.func
+    if isinstance(func, ast.Attribute) and (values.kind(func.value, call) or "").startswith(CLASS):
+        return True  # ``agent.take_step(...)`` on an instance of a project class
     module = values.module.partition(".")[0]
     return bool(qualname and module and qualname.partition(".")[0] == module)
 
@@ -168,7 +215,6 @@ def classify_calls(
     ``turns`` names calls of project functions that are a model turn (retried helpers)."""
     index = CallIndex(model=[], gates=[], guard_requests=[])
     found: list[tuple[ast.Call, str]] = []
-    shaped: set[int] = set()
     for node in tree.nodes(ast.Call):
         qualname = imports.resolve(dotted(node.func))
         method = _method_call(node, values)
@@ -179,9 +225,12 @@ def classify_calls(
         elif values.has_gate(node):
             continue
         else:
-            symbol = _model_symbol(node, values, imports) or (turns(node) if turns else None)
-            if symbol is None and (symbol := _shaped_symbol(node, values, imports)):
-                shaped.add(id(node))
+            symbol = (
+                _model_symbol(node, values, imports)
+                or (turns(node) if turns else None)
+                or _shaped_symbol(node, values, imports)
+                or _chat_symbol(node, values, imports)
+            )
             if symbol:
                 found.append((node, symbol))
     index.gates.sort(key=_pos)
@@ -190,7 +239,7 @@ def classify_calls(
     for node, symbol in found:
         run = agent_run(node, values)
         call = _model_call(tree, node, symbol, index.gates, found, imports, run)
-        index.model.append(replace(call, shaped=True) if id(node) in shaped else call)
+        index.model.append(call)
     return index
 
 

@@ -2,10 +2,13 @@
 
 A file is analysed only if it imports a model client, tool framework or guardkit (any module
 named in the catalog), names a model endpoint (``/chat/completions``, ``/v1/messages``...: raw
-HTTP), hands ``tools=``/``functions=`` to something, or binds a tool-ish dispatch table
-(``TOOLS = {``); the project index asks for more modules afterwards. Every pattern starts with a
-literal (``import``, ``from``, ``=``) so the regular-expression engine can skip ahead quickly:
-on CPython's ``Lib/``-sized trees this test costs about as much as reading the files.
+HTTP), hands ``tools=``/``functions=`` to something, reads a tool choice out of a response
+(``.tool_calls``, ``.choices[0].message``: a model call by a client the catalog does not know),
+passes ``model=`` and ``messages=`` (a chat turn, whatever the client), or binds a tool-ish
+dispatch table (``TOOLS = {``); the project index asks for more modules afterwards. Every
+pattern starts with a literal (``import``, ``from``, ``=``) so the regular-expression engine can
+skip ahead quickly: on CPython's ``Lib/``-sized trees this test costs about as much as reading
+the files.
 """
 
 from __future__ import annotations
@@ -23,6 +26,11 @@ _TABLE_NAME = re.compile(rb"(?:tool|TOOL|Tool|function|FUNCTION)\w*[ \t]*$")
 _TOOLS_KEYWORD = re.compile(rb"(?:tools|functions)=[\[(\w]")
 _ENDPOINTS = tuple(e.encode() for e in MODEL_ENDPOINTS)
 _TABLE_WORDS = (b"tool", b"TOOL", b"Tool", b"function", b"FUNCTION")
+#: a tool choice read out of a response (see ``shapes``): a model call by any client
+_SHAPE_WORDS = (b"tool_calls", b"function_call", b"choices[")
+_SHAPE_READ = re.compile(
+    rb"\.tool_calls\b|\[[\"']tool_calls[\"']\]|\.function_call\b|\.choices\[0\]\.message"
+)
 _BY_CATALOG: dict[int, tuple[Catalog, re.Pattern[bytes], re.Pattern[bytes]]] = {}
 
 
@@ -76,4 +84,8 @@ def might_match(source: bytes, catalog: Catalog) -> bool:
         return True
     if (b"tools=" in source or b"functions=" in source) and _TOOLS_KEYWORD.search(source):
         return True
+    if any(word in source for word in _SHAPE_WORDS) and _SHAPE_READ.search(source):
+        return True
+    if b"messages=" in source and b"model=" in source:
+        return True  # a chat turn by the keywords it is handed (see ``calls``)
     return _has_table(source)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .summary import FunctionFacts, Summary
+from .values import CLASS, IS_CLASS, RETURNS
 
 __all__ = ["EMPTY_ENV", "Env", "ProjectIndex"]
 
@@ -288,6 +289,9 @@ class ProjectIndex:
                 break
             found |= {(func, n, k) for n, k in self.params[func].items() if self.relevant(k)}
         found |= self._imported_globals(module)
+        found |= self._returns(refs)
+        if "." not in module:
+            found |= self._sibling_classes(module)
         classes = {k[len("class:") :] for _, _, k in found if k.startswith("class:")}
         classes |= {r[len("type:") :].rpartition(".")[0] for r in refs if r.startswith("type:")}
         for cls in classes:
@@ -299,6 +303,36 @@ class ProjectIndex:
                     if self.relevant(kind)
                 }
         return frozenset(found)
+
+    def _returns(self, refs: set[str]) -> set[tuple[str, str, str]]:
+        """``(ref, RETURNS, kind)``: what the functions and methods a module calls return."""
+        found: set[tuple[str, str, str]] = set()
+        for ref in refs:
+            if ref.startswith("self:"):
+                continue  # the module's own classes: ``Values`` sees what they return
+            kinds = {self.functions[t]["returns"] for t in self.targets(ref)} - {""}
+            if len(kinds) == 1 and self._returned_matters(kind := kinds.pop()):
+                found.add((ref, RETURNS, kind))
+        return found
+
+    def _sibling_classes(self, module: str) -> set[tuple[str, str, str]]:
+        """``(name, IS_CLASS, kind)``: the classes a top-level script imports from a sibling
+        (``from llm import Brain``), which ``Values`` cannot tell from a library's on its own."""
+        found: set[tuple[str, str, str]] = set()
+        for target in self.modules[module]["imports"].values():
+            cls = self.canonical(target)
+            if cls in self.classes and self.relevant(CLASS + cls):
+                found.add((target, IS_CLASS, CLASS + cls))
+        return found
+
+    def _returned_matters(self, kind: str) -> bool:
+        """A returned client or model-chosen name, or an instance of a project class with a
+        method that reaches a model (a limit passed through a factory is not followed)."""
+        if not kind.startswith(CLASS):
+            return self.relevant(kind)
+        cls = self.canonical(kind[len(CLASS) :])
+        methods = self.classes[cls]["methods"] if cls in self.classes else ()
+        return any(self.methods_of(cls, m, dynamic=True) & self.model for m in methods)
 
     def _imported_globals(self, module: str) -> set[tuple[str, str, str]]:
         """Kinds of the module-level values of other modules that ``module`` imports (the

@@ -37,6 +37,8 @@ _NOT_PRODUCERS = frozenset(
 _NOT_PRODUCING_METHODS = frozenset(
     {"copy", "model_copy", "get", "pop", "setdefault", "model_validate", "parse_tool_calls"}
 )
+#: methods that add to a field: the code builds a message (``msg.tool_calls.append(call)``)
+_BUILDERS = frozenset({"append", "extend", "insert"})
 
 
 def _field(node: ast.AST) -> str | None:
@@ -150,8 +152,8 @@ def _responses(tree: Tree) -> frozenset[ast.Call]:
         if not isinstance(root, ast.Name) or not isinstance(root.ctx, ast.Load):
             continue
         fields, outer = _chain(tree, root)
-        if not isinstance(getattr(outer, "ctx", None), ast.Load):
-            continue  # ``message.tool_calls = [...]`` builds a message, it reads none
+        if not isinstance(getattr(outer, "ctx", None), ast.Load) or _BUILDERS & set(fields):
+            continue  # ``message.tool_calls = [...]``, ``.append(...)``: builds a message
         scope = tree.function_of(root)
         if _shaped(fields):
             found.update(_producer(tree, scope, root.id))

@@ -53,6 +53,8 @@ class FunctionFacts(TypedDict):
     params: list[str]
     #: a stub to be overridden (``raise NotImplementedError``, ``...``, ``@abstractmethod``)
     abstract: bool
+    #: the kind of value it returns (a project class, a client), empty when unknown
+    returns: str
 
 
 class ClassFacts(TypedDict):
@@ -111,10 +113,21 @@ def _qualname(tree: Tree, func: Def, module: str) -> str:
 def call_ref(call: ast.Call, values: Values) -> str | None:
     """The ref of the function a call runs (see the module docstring), when it can be named."""
     func = call.func
-    if isinstance(func, ast.Attribute):
-        held = values.kind(func, call)
+    if isinstance(func, (ast.Name, ast.Attribute)):
+        # a name only by what it was bound to (the cheap test: most calls are of plain names)
+        held = (
+            values.kind(func, call)
+            if isinstance(func, ast.Attribute)
+            else values.held_kind(func, call)
+        )
         if held and held.startswith(FUNCTION):
-            return held[len(FUNCTION) :]  # ``self.complete(...)`` with ``self.complete = f``
+            # ``self.complete(...)`` with ``self.complete = f``, ``step(...)`` for a parameter
+            # that callers pass a function
+            return held[len(FUNCTION) :]
+        if held and held.startswith(CLASS):
+            # ``brain(messages)``, ``self.brain(messages)`` on an instance: its ``__call__``
+            return f"type:{held[len(CLASS) :]}.__call__"
+    if isinstance(func, ast.Attribute):
         receiver = func.value
         if isinstance(receiver, ast.Name) and receiver.id in {"self", "cls"}:
             cls = values.tree.class_of(call)
@@ -269,10 +282,11 @@ def _function_facts(
                 calls=[],
                 params=[a.arg for a in (*func.args.posonlyargs, *func.args.args)],
                 abstract=_abstract(func),
+                returns=values.returns.get(func, ""),
             )
     top = qualified(module, MODULE_CODE)
     functions[top] = FunctionFacts(
-        model=False, limit=[], retried=False, calls=[], params=[], abstract=False
+        model=False, limit=[], retried=False, calls=[], params=[], abstract=False, returns=""
     )
     return functions, owners, top
 
@@ -290,7 +304,7 @@ def summarize(
         return functions[owners[owner] if owner is not None and owner in owners else top]
 
     arguments: set[tuple[str, int, str]] = set()
-    ungated = {id(c.node) for c in calls.model if not c.gated and not c.shaped}
+    ungated = {id(c.node) for c in calls.model if not c.gated}
     looped: set[str] = set()
     for call in tree.nodes(ast.Call):
         facts = facts_of(call)
@@ -301,7 +315,9 @@ def summarize(
             facts["calls"].append(ref)
         if ref and ":" not in ref:
             for index, arg in enumerate(call.args):
-                kind = values.kind(arg, call) if not isinstance(arg, ast.Starred) else None
+                kind = (
+                    values.reference_kind(arg, call) if not isinstance(arg, ast.Starred) else None
+                )
                 if kind:
                     arguments.add((ref, index, kind))
         if ref and any(isinstance(c.loop, ast.While) for c in tree.loops_of(call)):

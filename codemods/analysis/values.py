@@ -17,7 +17,16 @@ from .catalog import HTTP_CLIENTS, REBINDERS, SESSIONS, TOOL_SERVER_CLIENTS, Cat
 from .imports import ImportMap
 from .tree import FUNCTION_NODES, Tree, dotted
 
-__all__ = ["CLASS", "FUNCTION", "GATED", "GUARDKIT", "MODEL_FUNCTION", "Values"]
+__all__ = [
+    "CLASS",
+    "FUNCTION",
+    "GATED",
+    "GUARDKIT",
+    "IS_CLASS",
+    "MODEL_FUNCTION",
+    "RETURNS",
+    "Values",
+]
 
 GUARDKIT = "guardkit"
 #: the kind of a client, agent or server built with a guardkit integration: gated
@@ -28,6 +37,10 @@ FUNCTION = "function:"
 CLASS = "class:"
 #: the kind of a callable that makes a model call (``completion = litellm.completion``)
 MODEL_FUNCTION = "model_function"
+#: the name under which ``Env.kinds`` holds what a function returns (not an identifier)
+RETURNS = "<return>"
+#: the name under which ``Env.kinds`` marks an imported name as a class of the project
+IS_CLASS = "<class>"
 Def = ast.FunctionDef | ast.AsyncFunctionDef
 _ROUNDS = 3
 _SERVER_SELF = frozenset({"fastmcp", "mcp_lowlevel"})
@@ -104,7 +117,7 @@ class Values:
         attributes from this module, or from the project index)."""
         if isinstance(expr.value, ast.Name) and expr.value.id in {"self", "cls"}:
             cls = self.tree.class_of(at)
-            return self.attrs[cls].get(expr.attr) if cls else None
+            return self.attr_of(cls, expr.attr) if cls else None
         base = self.kind(expr.value, at)
         if base is None:
             return self._imported_kind(dotted(expr))
@@ -156,7 +169,9 @@ class Values:
             return GUARDKIT
         known = self.catalog.client_kind(qualname) or TOOL_SERVER_CLIENTS.get(qualname)
         known = known or HTTP_CLIENTS.get(qualname)
-        if known is None and self._in_project(qualname):
+        if known is None and (
+            self._in_project(qualname) or IS_CLASS in self.project.get(qualname, {})
+        ):
             return CLASS + qualname
         return known
 
@@ -191,6 +206,20 @@ class Values:
             options = [expr.body, expr.orelse] if isinstance(expr, ast.IfExp) else expr.values
             return next((k for k in (self.kind(o, at) for o in options) if k), None)
         return None
+
+    def reference_kind(self, expr: ast.expr, at: ast.AST) -> str | None:
+        """``kind``, or for a function of another module of the project named, not called
+        (``self.step = run_step``, ``loop(run_step)``), a reference to it: the project index
+        tells whether it reaches a model."""
+        found = self.kind(expr, at)
+        if found is not None or not isinstance(expr, (ast.Name, ast.Attribute)):
+            return found
+        qualname = self.imports.resolve(dotted(expr))
+        if qualname is None or qualname.rpartition(".")[2][:1].isupper():
+            return None
+        top = self.module.partition(".")[0]
+        same = qualname.partition(".")[0] == top or "." not in self.module
+        return FUNCTION + qualname if same and top else None
 
     def held_kind(self, expr: ast.expr, at: ast.AST) -> str | None:
         """The kind a variable or attribute was bound to (no evaluation of what it names):
@@ -276,6 +305,19 @@ class Values:
                 return (method, 1) if method else None
         return None
 
+    def attr_of(self, cls: ast.ClassDef, name: str, depth: int = 0) -> str | None:
+        """The kind of ``self.<name>`` in ``cls``: set in its methods or in a base class of this
+        module (``self.model = model`` in the base's ``__init__``)."""
+        found = self.attrs[cls].get(name) if cls in self.attrs else None
+        if found is not None or depth >= 8:
+            return found
+        for base in cls.bases:
+            local = self.classes.get(dotted(base) or "")
+            found = self.attr_of(local, name, depth + 1) if local and local is not cls else None
+            if found:
+                return found
+        return None
+
     def method_of(self, cls: ast.ClassDef, name: str, depth: int = 0) -> Def | None:
         """``name`` defined by ``cls`` or inherited from a base class of this module."""
         if name in self.methods[cls]:
@@ -299,7 +341,20 @@ class Values:
         if session:
             return session
         target = self.callee(call, at)
-        return self.returns.get(target[0]) if target else None
+        if target is not None:
+            return self.returns.get(target[0])
+        return self._returned(call, at) if self.project else None
+
+    def _returned(self, call: ast.Call, at: ast.AST) -> str | None:
+        """What a function or method of another module returns (``make_llm()``,
+        ``factory.build()``), from the project index."""
+        func = call.func
+        ref = self.qualify(dotted(func))
+        if ref is None and isinstance(func, ast.Attribute):
+            receiver = self.kind(func.value, at)
+            if receiver is not None and receiver.startswith(CLASS):
+                ref = f"type:{receiver[len(CLASS) :]}.{func.attr}"
+        return self.project.get(ref, {}).get(RETURNS) if ref else None
 
     def _session_kind(self, func: ast.expr, at: ast.AST) -> str | None:
         """``client.chats.create(...)`` on a genai client returns a chat session, and so on."""
@@ -339,7 +394,7 @@ class Values:
             self._bind_arguments(node)
 
     def _bind_assignment(self, node: ast.Assign | ast.AnnAssign | ast.NamedExpr) -> None:
-        found = self.kind(node.value, node) if node.value is not None else None
+        found = self.reference_kind(node.value, node) if node.value is not None else None
         if isinstance(node, ast.AnnAssign):
             found = found or self.annotation_kind(node.annotation)
             parent = self.tree.parent(node)
@@ -393,7 +448,7 @@ class Values:
         for param, arg in zip(params, call.args, strict=False):
             if isinstance(arg, ast.Starred):
                 break
-            found = self.kind(arg, call)
+            found = self.reference_kind(arg, call)
             if found:
                 scope.setdefault(param.arg, found)
         for keyword in call.keywords:

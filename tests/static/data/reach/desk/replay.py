@@ -1,0 +1,6 @@
+from .notes import record
+
+
+def replay(batches):
+    while batches:
+        record(batches.pop())
