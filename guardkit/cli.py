@@ -40,6 +40,7 @@ _LAZY = {
     "scan": "guardkit.codemods.cli:scan",
     "fix": "guardkit.codemods.cli:fix",
     "serve": "guardkit.server.cli:serve",
+    "notify": "guardkit.notify.cli:notify",
     "mcp": "guardkit.plugins.mcp.cli:mcp",
 }
 
@@ -333,13 +334,42 @@ def agents(db: str, as_json: bool) -> None:
 
 
 @main.command()
-@click.argument("agent_id")
+@click.argument("agent_id", required=False)
+@click.option(
+    "--notifications", is_flag=True, help="Show each notification sink's deliveries instead."
+)
 @_db_option
 @_json_option
-def status(agent_id: str, db: str, as_json: bool) -> None:
-    """Show an agent's budget, scars and head."""
+def status(agent_id: str | None, notifications: bool, db: str, as_json: bool) -> None:
+    """Show an agent's budget, scars and head (or, with --notifications, the deliveries)."""
+    if notifications:
+        with _guard(db) as guard:
+            _emit(guard.notifications(), as_json, _print_sinks)
+        return
+    if agent_id is None:
+        raise click.UsageError("name an agent (or pass --notifications)")
     with _guard(db) as guard:
         _emit(guard.status(agent_id), as_json, _print_status)
+
+
+def _print_sinks(sinks: list[dict[str, Any]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    if not sinks:
+        click.echo("No sink has delivered from this store yet (docs/notifications.md).")
+        return
+    table = Table("sink", "pending", "delivered", "attempts", "failures", "last error")
+    for row in sinks:
+        table.add_row(
+            row["sink"],
+            str(row["pending"]),
+            str(row["delivered"]),
+            str(row["attempts"]),
+            str(row["failures"]),
+            _cell(row["last_error"] or ""),
+        )
+    Console().print(table)
 
 
 @main.command()

@@ -46,7 +46,7 @@ _STATE_COLUMNS = (
 #: Counters per sink: what ``guardkit status --notifications`` shows (both databases).
 _SINKS = (
     "CREATE TABLE IF NOT EXISTS sinks (sink TEXT PRIMARY KEY, attempts BIGINT NOT NULL DEFAULT 0, "
-    "failures BIGINT NOT NULL DEFAULT 0, delivered BIGINT NOT NULL DEFAULT 0, last_error TEXT, "
+    "failures BIGINT NOT NULL DEFAULT 0, last_error TEXT, "
     "last_error_at DOUBLE PRECISION, last_delivered_at DOUBLE PRECISION)"
 )
 
