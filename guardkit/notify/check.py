@@ -9,26 +9,25 @@ action as its verified records say (tool, input, cost, input hash).
 from __future__ import annotations
 
 from guardkit.errors import GuardError
-from guardkit.store.base import Store
+from guardkit.store.base import Transaction
 from guardkit.store.outbox import Event
 
 __all__ = ["mismatch"]
 
 
-def mismatch(store: Store, event: Event) -> str | None:
-    """Why ``event`` is not what the ledger says (None: it is)."""
+def mismatch(tx: Transaction, event: Event) -> str | None:
+    """Why ``event`` is not what the ledger says (None: it is), read in ``tx``."""
     ledger = event["ledger"]
     if event["id"] != f"evt_{ledger['hash'][:32]}":
         return "its id is not derived from the record it names"
     try:
-        with store.transaction(write=False) as tx:
-            found = tx.records(event["agent_id"], after=ledger["seq"] - 1, limit=1)
-            if not found or found[0].seq != ledger["seq"] or found[0].hash != ledger["hash"]:
-                return f"record {ledger['seq']} of {event['agent_id']!r} is not the one it names"
-            if event["action_id"] is None or event["action"] is None:
-                return None
-            number = int(event["action_id"].removeprefix("act-"))
-            row = tx.get_action(event["agent_id"], number)
+        found = tx.records(event["agent_id"], after=ledger["seq"] - 1, limit=1)
+        if not found or found[0].seq != ledger["seq"] or found[0].hash != ledger["hash"]:
+            return f"record {ledger['seq']} of {event['agent_id']!r} is not the one it names"
+        if event["action_id"] is None or event["action"] is None:
+            return None
+        number = int(event["action_id"].removeprefix("act-"))
+        row = tx.get_action(event["agent_id"], number)
     except (GuardError, ValueError) as exc:
         return f"its ledger can't be read: {exc}"
     shown = event["action"]

@@ -32,6 +32,9 @@ __all__ = ["DeliverySettings", "Worker"]
 
 log = logging.getLogger("guardkit.notify")
 
+#: Every this many passes, enrolment looks at the whole outbox.
+_FULL_EVERY = 600
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeliverySettings:
@@ -43,10 +46,10 @@ class DeliverySettings:
     max_backoff: float = 600.0
     #: How long a claim lasts: a worker that dies holding one leaves it this long.
     lease: float = 60.0
-    #: How often a sink with nothing due looks for new events (a decision wakes it earlier).
+    #: How often a sink with nothing due looks for new events.
     poll: float = 1.0
-    #: Events claimed at once.
-    batch: int = 20
+    #: Events claimed (and marked) at once.
+    batch: int = 100
 
     def __post_init__(self) -> None:
         if not 0 < self.backoff <= self.max_backoff:
@@ -97,42 +100,61 @@ class Worker:
 
     # -- one pass --------------------------------------------------------------------------------
 
-    def deliver_due(self, sink: Sink) -> int:
-        """Enrol, claim and send what is due for ``sink``; returns the events handled."""
+    def deliver_due(self, sink: Sink, *, full: bool = False) -> int:
+        """Enrol, claim, check and send what is due for ``sink``; returns the events handled.
+
+        A pass costs three transactions whatever its size (claim, check, mark): a crash
+        between a send and the mark sends that event again, which the event id makes safe.
+        ``full`` enrols every event the sink lacks, not only those after its newest.
+        """
         settings = self.settings
         with self.store.transaction() as tx:
-            deliveries.enrol(tx, sink.name)
+            deliveries.enrol(tx, sink.name, full=full)
             claimed = deliveries.claim(
                 tx, sink.name, self.owner, self.clock(), settings.lease, settings.batch
             )
-        for index, item in enumerate(claimed):
+        if not claimed:
+            return 0
+        ready: list[tuple[deliveries.Claimed, Delivery | None, str | None]] = []
+        with self.store.transaction(write=False) as tx:
+            for item in claimed:
+                try:
+                    delivery = Delivery(item.body, item.attempts, self.console_url)
+                    wrong = mismatch(tx, delivery.event)
+                except (ValueError, KeyError, TypeError) as exc:
+                    ready.append((item, None, f"bad event {item.id}: {exc}"))
+                    continue
+                problem = None if wrong is None else f"does not match the ledger: {wrong}"
+                ready.append((item, delivery, problem and f"event {item.id} {problem}"))
+        results: list[tuple[deliveries.Claimed, str | None]] = []
+        for item, prepared, refused in ready:
             if self._stop.is_set():
-                self._release(sink)
-                return index
-            self._deliver(sink, item)
-        return len(claimed)
+                break
+            error = refused
+            if prepared is not None and error is None:
+                try:
+                    sink.send(prepared)
+                except DeliveryFailed as exc:
+                    error = exc.message
+            if error is not None:
+                log.warning("notification %s to %s failed: %s", item.id, sink.name, error)
+            results.append((item, error))
+        self._mark(sink, results, stopped=len(results) < len(claimed))
+        return len(results)
 
-    def _deliver(self, sink: Sink, item: deliveries.Claimed) -> None:
-        try:
-            delivery = Delivery(item.body, item.attempts, self.console_url)
-            wrong = mismatch(self.store, delivery.event)
-            if wrong is not None:
-                raise DeliveryFailed(f"event {item.id} does not match the ledger: {wrong}")
-            sink.send(delivery)
-        except (DeliveryFailed, ValueError, KeyError, TypeError) as exc:
-            error = exc.message if isinstance(exc, GuardError) else f"bad event {item.id}: {exc}"
-            now = self.clock()
-            retry_at = now + self.settings.retry_in(item.attempts)
-            log.warning("notification %s to %s failed: %s", item.id, sink.name, error)
-            with self.store.transaction() as tx:
-                deliveries.failed(tx, sink.name, item.seq, self.owner, now, retry_at, error)
-            return
+    def _mark(
+        self, sink: Sink, results: list[tuple[deliveries.Claimed, str | None]], *, stopped: bool
+    ) -> None:
+        now = self.clock()
         with self.store.transaction() as tx:
-            deliveries.delivered(tx, sink.name, item.seq, self.owner, self.clock())
-
-    def _release(self, sink: Sink) -> None:
-        with self.store.transaction() as tx:
-            deliveries.release(tx, sink.name, self.owner)
+            for item, error in results:
+                if error is None:
+                    deliveries.delivered(tx, sink.name, item.seq, self.owner, now)
+                else:
+                    retry_at = now + self.settings.retry_in(item.attempts)
+                    deliveries.failed(tx, sink.name, item.seq, self.owner, now, retry_at, error)
+            if stopped:
+                deliveries.release(tx, sink.name, self.owner)
 
     # -- in the background -----------------------------------------------------------------------
 
@@ -145,7 +167,7 @@ class Worker:
             self._threads.append(thread)
 
     def wake(self) -> None:
-        """Look for new events now (called after a decision), not at the next poll."""
+        """Look for new events now, not at the next poll."""
         with self._wake:
             self._woken = True
             self._wake.notify_all()
@@ -161,9 +183,12 @@ class Worker:
             sink.close()
 
     def _run(self, sink: Sink) -> None:
+        passes = 0
         while not self._stop.is_set():
             try:
-                handled = self.deliver_due(sink)
+                # Now and then every event is looked at (see ``deliveries.enrol``).
+                handled = self.deliver_due(sink, full=passes % _FULL_EVERY == 0)
+                passes += 1
             except GuardError as exc:  # the store failed: say so, try again at the next poll
                 log.warning("notifications to %s: %s", sink.name, exc.message)
                 handled = 0

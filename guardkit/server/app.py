@@ -105,15 +105,11 @@ def create_app(state: ServerState) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         state.watch.start()
-        stop_waking = None
         if state.notifier is not None:
             state.notifier.start()
-            stop_waking = state.guard.engine.listen(state.notifier.wake)
         try:
             yield {}
         finally:
-            if stop_waking is not None:
-                stop_waking()
             state.watch.stop()
             state.close()
 

@@ -22,6 +22,7 @@ from guardkit.store.base import Transaction
 from guardkit.store.sql import SQLTransaction
 
 __all__ = [
+    "PG_WINDOW",
     "Claimed",
     "SinkStats",
     "claim",
@@ -31,6 +32,10 @@ __all__ = [
     "release",
     "sink_stats",
 ]
+
+
+#: How far below the newest enrolled event PostgreSQL enrolment looks again (see ``enrol``).
+PG_WINDOW = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,20 +77,30 @@ def _q(tx: SQLTransaction, text: str) -> str:
     return tx.q.dialect.sql(text)
 
 
-def enrol(tx: Transaction, sink: str) -> int:
-    """Add a delivery row for every event ``sink`` has none for; returns how many."""
+def enrol(tx: Transaction, sink: str, *, full: bool = False) -> int:
+    """Add a delivery row for every event ``sink`` has none for; returns how many.
+
+    Only events after the newest one enrolled are looked at, less a window on PostgreSQL
+    (which may commit a lower seq after a higher one: a transaction still open while
+    ``PG_WINDOW`` later events commit); ``full`` looks at every event.
+    """
     sql = _sql(tx)
     sql._run(_q(sql, "INSERT INTO sinks (sink) VALUES (?) ON CONFLICT (sink) DO NOTHING"), (sink,))
-    # An anti-join, not a high-water mark: PostgreSQL may commit a lower seq after a higher one.
+    after = -1
+    if not full:
+        row = sql._one(_q(sql, "SELECT max(event_seq) FROM deliveries WHERE sink = ?"), (sink,))
+        # SQLite commits one writer at a time, so seqs commit in order there.
+        window = PG_WINDOW if sql.q.dialect.name == "postgresql" else 0
+        after = -1 if row is None or row[0] is None else int(row[0]) - window
     return sql._run(
         _q(
             sql,
             "INSERT INTO deliveries (sink, event_seq, attempts, next_at) "
-            "SELECT ?, o.seq, 0, 0 FROM outbox o WHERE NOT EXISTS "
+            "SELECT ?, o.seq, 0, 0 FROM outbox o WHERE o.seq > ? AND NOT EXISTS "
             "(SELECT 1 FROM deliveries d WHERE d.sink = ? AND d.event_seq = o.seq) "
             "ON CONFLICT (sink, event_seq) DO NOTHING",
         ),
-        (sink, sink),
+        (sink, after, sink),
     )
 
 
