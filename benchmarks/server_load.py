@@ -234,6 +234,8 @@ def _receive(port: Any, count: Any) -> None:
     seen: set[str] = set()
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as a real receiver does
+
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers["Content-Length"]))
             seen.add(self.headers["Guardkit-Event-Id"])

@@ -4,18 +4,24 @@ A sink's ``send`` returns normally when the event is delivered and raises ``Deli
 (with a message that says what went wrong) when it is not; the worker retries it later. A sink
 has a ``name``, the key its deliveries are recorded under: it must stay the same across
 restarts, and every server sharing a store must give one sink the same name.
+
+The HTTP sinks POST over the standard library's ``http.client`` on one kept-alive connection,
+not httpx: delivery runs in the server's process, and a POST there costs about a tenth of the
+CPU time (measured on loopback: ~60 us against ~550 us), which keeps notifications off the
+decision path's budget. Redirects are not followed and proxy variables are not read: the
+webhook's URL is where events go.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import shlex
 import subprocess
 import time
 from typing import Any, Protocol
-
-import httpx
+from urllib.parse import urlsplit
 
 from guardkit._version import __version__
 from guardkit.errors import DeliveryFailed
@@ -37,19 +43,50 @@ class Sink(Protocol):
     def close(self) -> None: ...
 
 
-def _host(url: str) -> str:
-    parsed = httpx.URL(url)
-    return f"{parsed.scheme}://{parsed.host}" + (f":{parsed.port}" if parsed.port else "")
+class _Poster:
+    """POSTs to one URL over one kept-alive connection, reconnecting when the peer closed it."""
 
+    def __init__(self, url: str, timeout: float) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {parts.scheme}://{parts.hostname or ''}")
+        self.kind = (
+            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        )
+        self.address = (parts.hostname, parts.port)
+        self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        port = f":{parts.port}" if parts.port else ""
+        #: Scheme, host and port only: the path of a Slack URL is its secret.
+        self.target = f"{parts.scheme}://{parts.hostname}{port}"
+        self.timeout = timeout
+        self._conn: http.client.HTTPConnection | None = None
 
-def _post(client: httpx.Client, url: str, body: bytes, headers: dict[str, str]) -> None:
-    try:
-        response = client.post(url, content=body, headers=headers)
-    except httpx.HTTPError as exc:
-        raise DeliveryFailed(f"{_host(url)}: {type(exc).__name__}: {exc}") from None
-    if not response.is_success:
-        text = response.text[:200].strip()
-        raise DeliveryFailed(f"{_host(url)} answered HTTP {response.status_code}: {text}")
+    def post(self, body: bytes, headers: dict[str, str]) -> None:
+        for first in (True, False):
+            fresh = self._conn is None
+            if self._conn is None:
+                self._conn = self.kind(*self.address, timeout=self.timeout)
+            try:
+                self._conn.request("POST", self.path, body=body, headers=headers)
+                response = self._conn.getresponse()
+                text = response.read(4096)
+            except (OSError, http.client.HTTPException) as exc:
+                self.close()
+                stale = isinstance(exc, (http.client.RemoteDisconnected, ConnectionError))
+                if first and not fresh and stale:
+                    continue  # the receiver closed an idle connection: once more, anew
+                raise DeliveryFailed(f"{self.target}: {type(exc).__name__}: {exc}") from None
+            if response.will_close:
+                self.close()
+            if not 200 <= response.status < 300:
+                shown = text[:200].decode(errors="replace").strip()
+                raise DeliveryFailed(f"{self.target} answered HTTP {response.status}: {shown}")
+            return
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
 
 class WebhookSink:
@@ -62,11 +99,10 @@ class WebhookSink:
     def __init__(
         self, url: str, secret: str | None, *, name: str = "webhook", timeout: float = 10.0
     ) -> None:
-        self.url = url
         self.secret = secret
         self.name = name
-        self.target = _host(url)
-        self._client = httpx.Client(timeout=timeout, follow_redirects=False)
+        self._poster = _Poster(url, timeout)
+        self.target = self._poster.target
 
     def send(self, delivery: Delivery) -> None:
         headers = {
@@ -78,10 +114,10 @@ class WebhookSink:
         }
         if self.secret:
             headers[HEADER] = signature_header(self.secret, int(time.time()), delivery.body)
-        _post(self._client, self.url, delivery.body, headers)
+        self._poster.post(delivery.body, headers)
 
     def close(self) -> None:
-        self._client.close()
+        self._poster.close()
 
 
 def slack_message(delivery: Delivery) -> dict[str, Any]:
@@ -118,18 +154,16 @@ class SlackSink:
     """POST a message to a Slack-compatible incoming webhook (its URL is its secret)."""
 
     def __init__(self, url: str, *, name: str = "slack", timeout: float = 10.0) -> None:
-        self.url = url
         self.name = name
-        self.target = _host(url)
-        self._client = httpx.Client(timeout=timeout, follow_redirects=False)
+        self._poster = _Poster(url, timeout)
+        self.target = self._poster.target
 
     def send(self, delivery: Delivery) -> None:
         body = json.dumps(slack_message(delivery)).encode()
-        headers = {"Content-Type": "application/json", "User-Agent": _USER_AGENT}
-        _post(self._client, self.url, body, headers)
+        self._poster.post(body, {"Content-Type": "application/json", "User-Agent": _USER_AGENT})
 
     def close(self) -> None:
-        self._client.close()
+        self._poster.close()
 
 
 class CommandSink:

@@ -41,6 +41,8 @@ class Receiver:
     fail_first: int = 0
     #: Hold the first request for an event of this type until ``release`` is set.
     hold_type: str | None = None
+    #: Close a kept-alive connection idle this long (seconds), as servers do.
+    idle_timeout: float | None = None
     hits: list[Hit] = field(default_factory=list)
     #: Event id -> body, each kept once (a repeat is dropped).
     accepted: dict[str, bytes] = field(default_factory=dict)
@@ -55,6 +57,9 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as a real receiver does
+            timeout = receiver.idle_timeout
+
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 event_id = self.headers.get("Guardkit-Event-Id", "")
@@ -71,6 +76,12 @@ class Receiver:
 
             def log_message(self, *args: Any) -> None:
                 """Quiet."""
+
+            def handle(self) -> None:
+                try:
+                    super().handle()
+                except TimeoutError:
+                    self.close_connection = True  # idle too long: hang up, as servers do
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

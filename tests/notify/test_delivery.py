@@ -68,6 +68,22 @@ def test_a_failing_receiver_gets_the_event_after_retries_that_back_off(
     assert "HTTP 500" in stats["last_error"]
 
 
+def test_a_connection_the_receiver_closed_while_idle_is_opened_anew(
+    guard: Guard, receiver: Receiver
+) -> None:
+    receiver.idle_timeout = 0.2
+    sink = WebhookSink(receiver.url, SECRET)
+    worker = Worker(guard.engine.store, [sink], settings=FAST)
+    for _ in range(2):
+        guard.agent("ops").request("pay", {})
+        assert worker.deliver_due(sink) == 1
+        time.sleep(0.5)  # the receiver hangs up the kept-alive connection meanwhile
+    worker.stop()
+    assert len(receiver.accepted) == 2
+    (stats,) = guard.notifications()
+    assert (stats["delivered"], stats["failures"]) == (2, 0)
+
+
 def test_an_unreachable_sink_keeps_the_event_and_counts_the_failures(
     guard: Guard, receiver: Receiver
 ) -> None:
@@ -77,11 +93,12 @@ def test_an_unreachable_sink_keeps_the_event_and_counts_the_failures(
     for _ in range(3):
         worker.deliver_due(dead)
         time.sleep(0.2)
+    worker.stop()
     (stats,) = guard.notifications()
     assert stats["pending"] == 1
     assert stats["delivered"] == 0
     assert stats["failures"] >= 2
-    assert "ConnectError" in (stats["last_error"] or "")
+    assert "ConnectionRefusedError" in (stats["last_error"] or "")
     # The event is still there for a sink that works (a restart with the right URL).
     fixed = WebhookSink(receiver.url, SECRET, name="webhook")
     worker = Worker(guard.engine.store, [fixed], settings=FAST)
@@ -89,6 +106,7 @@ def test_an_unreachable_sink_keeps_the_event_and_counts_the_failures(
     while not receiver.accepted and time.monotonic() < deadline:
         worker.deliver_due(fixed)
         time.sleep(0.05)
+    worker.stop()
     assert len(receiver.accepted) == 1
 
 
@@ -99,7 +117,9 @@ def test_an_event_edited_in_the_database_is_never_sent(
     with sqlite3.connect(tmp_path / "g.db") as conn:
         conn.execute("UPDATE outbox SET body = replace(body, '\"amount\":1', '\"amount\":9')")
     sink = WebhookSink(receiver.url, SECRET)
-    Worker(guard.engine.store, [sink], settings=FAST).deliver_due(sink)
+    worker = Worker(guard.engine.store, [sink], settings=FAST)
+    worker.deliver_due(sink)
+    worker.stop()
     assert receiver.hits == []
     (stats,) = guard.notifications()
     assert stats["pending"] == 1
