@@ -58,7 +58,10 @@ class Receiver:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as a real receiver does
-            timeout = receiver.idle_timeout
+
+            def setup(self) -> None:
+                self.timeout = receiver.idle_timeout  # read per connection: tests change it
+                super().setup()
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
