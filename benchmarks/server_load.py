@@ -12,6 +12,14 @@ nothing was lost: the ledger holds every allowed action and every chain verifies
 PostgreSQL is measured when ``--pg`` or ``GUARDKIT_TEST_PG`` is given (a fresh schema is made).
 Targets (issue 13): 8 clients on SQLite full >= 1,000 pairs/s with p99 < 25 ms; PostgreSQL
 within 1.5x of SQLite.
+
+``--notify`` measures what notifications cost instead (issue 23, target <= 5 %): the same
+workload on SQLite, one server without a sink and one delivering to a webhook receiver on
+loopback (in its own process), in alternating rounds of the same run (medians compared). Every
+``--approval-every``-th pair asks for an approval instead of an allowed call
+(``approval.pending``) and withdraws it (``approval.expired``), so both servers write the same
+outbox; the second also delivers all of it, and each round waits until the receiver has every
+event.
 """
 
 from __future__ import annotations
@@ -37,7 +45,12 @@ from typing import Any
 from guardkit.client import AdminClient
 
 TOKEN = "bench-admin-" + "x" * 32
-POLICY = {"budget": 10**9, "scar_limit": 10, "tools": {"work": {"cost": 1}}}
+POLICY = {
+    "budget": 10**9,
+    "scar_limit": 10,
+    "tools": {"work": {"cost": 1}, "ask": {"cost": 0, "requires_approval": True}},
+}
+SECRET = "bench-secret-" + "s" * 16
 
 
 class LeanClient:
@@ -78,12 +91,23 @@ class LeanClient:
 
 
 def _client(
-    url: str, agent_id: str, token: str, pairs: int, warmup: int, start: float, out: Connection
+    url: str,
+    agent_id: str,
+    token: str,
+    pairs: int,
+    warmup: int,
+    start: float,
+    out: Connection,
+    approval_every: int = 0,
 ) -> None:
     client = LeanClient(url, token)
     actions = f"/v1/agents/{agent_id}/actions"
 
     def pair(i: int) -> None:
+        if approval_every and i % approval_every == 0:
+            decision = client.post(actions, {"tool": "ask", "input": {"i": i}})
+            client.post(f"{actions}/{decision['action_id']}/withdraw", {"timeout": 0})
+            return
         decision = client.post(actions, {"tool": "work", "input": {"i": i}})
         client.post(f"{actions}/{decision['action_id']}/outcome", {"status": "success"})
 
@@ -107,7 +131,9 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def bench_http(name: str, url: str, pid: int, clients: int, pairs: int) -> dict[str, float]:
+def bench_http(
+    name: str, url: str, pid: int, clients: int, pairs: int, approval_every: int = 0
+) -> dict[str, float]:
     ids = [f"{uuid.uuid4().hex[:8]}-{i}" for i in range(clients)]
     with AdminClient(url, TOKEN) as admin:
         tokens = [admin.create_agent(a, POLICY)["token"] for a in ids]
@@ -117,7 +143,9 @@ def bench_http(name: str, url: str, pid: int, clients: int, pairs: int) -> dict[
     for agent_id, token in zip(ids, tokens, strict=True):
         receive, send = context.Pipe(duplex=False)
         proc = context.Process(
-            target=_client, args=(url, agent_id, token, pairs, 20, start, send), daemon=True
+            target=_client,
+            args=(url, agent_id, token, pairs, 20, start, send, approval_every),
+            daemon=True,
         )
         proc.start()
         pipes.append(receive)
@@ -133,10 +161,11 @@ def bench_http(name: str, url: str, pid: int, clients: int, pairs: int) -> dict[
         proc.join()
     latencies = sorted(x for lat, _ in results for x in lat)
     client_cpu = sum(cpu for _, cpu in results)
+    asked = sum(1 for i in range(pairs + 20) if approval_every and i % approval_every == 0)
     with AdminClient(url, TOKEN) as admin:
         lost = sum(
             (pairs + 20) * (not admin.verify(a)["ok"])
-            + (pairs + 20 - admin.status(a)["actions_allowed"])
+            + (pairs + 20 - asked - admin.status(a)["actions_allowed"])
             for a in ids
         )
     rate = len(latencies) / elapsed
@@ -157,9 +186,12 @@ def bench_http(name: str, url: str, pid: int, clients: int, pairs: int) -> dict[
 
 
 @contextmanager
-def _server(store: str, data_dir: Path) -> Iterator[tuple[str, int]]:
+def _server(
+    store: str, data_dir: Path, notify: dict[str, str] | None = None
+) -> Iterator[tuple[str, int]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GUARD_")}
     env["GUARD_ADMIN_TOKEN"] = TOKEN
+    env.update(notify or {})
     data_dir.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen(
         [
@@ -195,11 +227,82 @@ def _pg_schema(base: str) -> Iterator[str]:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")  # type: ignore[arg-type]
 
 
+def _receive(port: Any, count: Any) -> None:
+    """A webhook receiver (its own process): answers 200 and counts the distinct event ids."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: set[str] = set()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as a real receiver does
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            seen.add(self.headers["Guardkit-Event-Id"])
+            count.value = len(seen)
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            """Quiet."""
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    port.value = server.server_address[1]
+    server.serve_forever()
+
+
+def bench_notify(tmp: Path, counts: list[int], pairs: int, every: int, rounds: int) -> None:
+    """The same workload without a sink and with a webhook sink, in alternating rounds (the
+    machine is shared: alternating spreads its noise over both), medians compared."""
+    context = multiprocessing.get_context("fork")
+    port, count = context.Value("i", 0), context.Value("i", 0)
+    receiver = context.Process(target=_receive, args=(port, count), daemon=True)
+    receiver.start()
+    while not port.value:
+        time.sleep(0.01)
+    hook = {
+        "GUARD_NOTIFY_WEBHOOK": f"http://127.0.0.1:{port.value}/hook",
+        "GUARD_NOTIFY_SECRET": SECRET,
+    }
+    rates: dict[tuple[str, int], list[float]] = {}
+    events = 0
+    try:
+        with (
+            _server(f"sqlite:///{tmp / 'plain' / 'server.db'}", tmp / "plain") as plain,
+            _server(f"sqlite:///{tmp / 'sink' / 'server.db'}", tmp / "sink", hook) as sunk,
+        ):
+            for _ in range(rounds):
+                for clients in counts:
+                    for name, (url, pid) in (("no sink", plain), ("webhook sink", sunk)):
+                        row = bench_http(f"SQLite, {name}", url, pid, clients, pairs, every)
+                        rates.setdefault((name, clients), []).append(row["pairs/s"])
+                        if url == sunk[0]:
+                            events += 2 * len(range(0, pairs + 20, every)) * clients
+                            deadline = time.time() + 60  # no backlog into the next round
+                            while count.value < events and time.time() < deadline:
+                                time.sleep(0.05)
+    finally:
+        receiver.kill()
+    print(f"(the receiver got {count.value} of {events} events, each delivered and acknowledged)")
+    for clients in counts:
+        plain_rate = statistics.median(rates[("no sink", clients)])
+        sink_rate = statistics.median(rates[("webhook sink", clients)])
+        print(
+            f"{clients} clients, median of {rounds}: with a sink {sink_rate:.0f} pairs/s, "
+            f"without {plain_rate:.0f}: ratio {sink_rate / plain_rate:.3f} "
+            f"(cost {100 * (1 - sink_rate / plain_rate):.1f} %; target <= 5 %)"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=400, help="pairs per client")
     parser.add_argument("--clients", default="1,8", help="client counts, comma-separated")
     parser.add_argument("--pg", default=os.environ.get("GUARDKIT_TEST_PG"))
+    parser.add_argument("--notify", action="store_true", help="measure notifications' cost")
+    parser.add_argument("--approval-every", type=int, default=10, help="with --notify")
+    parser.add_argument("--rounds", type=int, default=3, help="with --notify")
     args = parser.parse_args()
     counts = [int(c) for c in args.clients.split(",")]
     print(f"{os.cpu_count()} cores; {args.pairs} request+report pairs per client; ", end="")
@@ -210,6 +313,9 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
+        if args.notify:
+            bench_notify(tmp, counts, args.pairs, args.approval_every, args.rounds)
+            return
         with _server(f"sqlite:///{tmp / 'server.db'}", tmp / "sqlite") as (url, pid):
             for clients in counts:
                 bench_http("HTTP, SQLite full", url, pid, clients, args.pairs)

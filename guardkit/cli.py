@@ -40,6 +40,7 @@ _LAZY = {
     "scan": "guardkit.codemods.cli:scan",
     "fix": "guardkit.codemods.cli:fix",
     "serve": "guardkit.server.cli:serve",
+    "notify": "guardkit.notify.cli:notify",
     "mcp": "guardkit.plugins.mcp.cli:mcp",
 }
 
@@ -333,23 +334,71 @@ def agents(db: str, as_json: bool) -> None:
 
 
 @main.command()
-@click.argument("agent_id")
+@click.argument("agent_id", required=False)
+@click.option(
+    "--notifications", is_flag=True, help="Show each notification sink's deliveries instead."
+)
 @_db_option
 @_json_option
-def status(agent_id: str, db: str, as_json: bool) -> None:
-    """Show an agent's budget, scars and head."""
+def status(agent_id: str | None, notifications: bool, db: str, as_json: bool) -> None:
+    """Show an agent's budget, scars and head (or, with --notifications, the deliveries)."""
+    if notifications:
+        with _guard(db) as guard:
+            _emit(guard.notifications(), as_json, _print_sinks)
+        return
+    if agent_id is None:
+        raise click.UsageError("name an agent (or pass --notifications)")
     with _guard(db) as guard:
         _emit(guard.status(agent_id), as_json, _print_status)
 
 
+def _print_sinks(sinks: list[dict[str, Any]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    if not sinks:
+        click.echo("No sink has delivered from this store yet (docs/notifications.md).")
+        return
+    table = Table("sink", "pending", "delivered", "attempts", "failures", "last error")
+    for row in sinks:
+        table.add_row(
+            row["sink"],
+            str(row["pending"]),
+            str(row["delivered"]),
+            str(row["attempts"]),
+            str(row["failures"]),
+            _cell(row["last_error"] or ""),
+        )
+    Console().print(table)
+
+
 @main.command()
-@click.argument("agent_id")
+@click.argument("agent_id", required=False)
+@click.option("--all", "every", is_flag=True, help="Every agent's, newest first.")
+@click.option("--agent", "agents", multiple=True, help="With --all: only this agent (repeatable).")
+@click.option("--tool", "tools", multiple=True, help="With --all: only this tool (repeatable).")
 @_db_option
 @_json_option
-def pending(agent_id: str, db: str, as_json: bool) -> None:
-    """List actions waiting for approval, with their exact input."""
+def pending(
+    agent_id: str | None,
+    every: bool,
+    agents: tuple[str, ...],
+    tools: tuple[str, ...],
+    db: str,
+    as_json: bool,
+) -> None:
+    """List actions waiting for approval, with their exact input.
+
+    ``--all`` lists them across agents, newest first (each line names its agent).
+    """
+    if every == (agent_id is not None) or ((agents or tools) and not every):
+        raise click.UsageError("name one agent, or pass --all (with --agent/--tool filters)")
     with _guard(db) as guard:
-        items = guard.pending(agent_id)
+        items: list[Any]
+        if agent_id is not None:
+            items = list(guard.pending(agent_id))
+        else:
+            items = _all_pending(guard, set(agents), set(tools))
 
     def render(rows: list[dict[str, Any]]) -> None:
         if not rows:
@@ -358,8 +407,9 @@ def pending(agent_id: str, db: str, as_json: bool) -> None:
 
         for item in rows:
             action = item["action"]
+            who = f"{item['agent_id']}  " if "agent_id" in item else ""
             _say(
-                f"{action['action_id']}  {action['tool']}  cost {action['cost']}  "
+                f"{who}{action['action_id']}  {action['tool']}  cost {action['cost']}  "
                 f"since {item['requested_at']}\n  input: "
                 f"{json.dumps(action['input'], ensure_ascii=False)}"
             )
@@ -371,6 +421,22 @@ def pending(agent_id: str, db: str, as_json: bool) -> None:
                     _say(f"  labels: {', '.join(why['sources'])}")
 
     _emit(items, as_json, render)
+
+
+def _all_pending(guard: Guard, agents: set[str], tools: set[str]) -> list[dict[str, Any]]:
+    """Every agent's pending actions (or those of ``agents``, for ``tools``), newest first;
+    a quarantined agent's are left out (``guardkit agents`` shows why)."""
+    found: list[dict[str, Any]] = []
+    for entry in guard.agents():
+        who = entry["agent_id"]
+        if entry["state"] != "active" or (agents and who not in agents):
+            continue
+        for item in guard.pending(who):
+            if not tools or item["action"]["tool"] in tools:
+                found.append({"agent_id": who, **item})
+    # ISO timestamps of one clock sort as text; the ledger's seq breaks ties within an agent.
+    found.sort(key=lambda i: (i["requested_at"], i["agent_id"], i["seq"]), reverse=True)
+    return found
 
 
 def _decision_render(decision: dict[str, Any]) -> None:

@@ -28,7 +28,8 @@ HTTP status and the machine-readable code as attributes, never as a prefix of th
     ├── StoreError                        the store failed (500)
     │   ├── LedgerTampered                an agent's ledger does not verify (503 quarantined)
     │   └── GuardUnavailable              the guard could not be reached (HTTP client)
-    └── SetupError                        Lineage's setup helpers: no server, token or access
+    ├── SetupError                        Lineage's setup helpers: no server, token or access
+    └── DeliveryFailed                    a notification sink could not deliver (retried later)
 
     GuardStop(BaseException)              the agent must stop: not an error to handle or retry
     ├── NoAgentConfigured                 a guarded call site found no agent guard configured
@@ -77,6 +78,7 @@ __all__ = [
     "LedgerTampered",
     "GuardUnavailable",
     "SetupError",
+    "DeliveryFailed",
     "GuardStop",
     "NoAgentConfigured",
     "TurnDenied",
@@ -302,6 +304,14 @@ class SetupError(_Fixed):
 
     status = 503
     code = "setup"
+
+
+class DeliveryFailed(_Fixed):
+    """Raised by a notification sink (``guardkit.notify``) that could not deliver an event;
+    the delivery worker records ``.message`` and tries again later."""
+
+    status = 502
+    code = "delivery_failed"
 
 
 class NoAgentConfigured(GuardStop):

@@ -43,6 +43,7 @@ from guardkit.errors import AgentExists, ApprovalTimeout
 from guardkit.policy import Policy, load_policy
 from guardkit.protocols import IdempotencyStore
 from guardkit.store import Store, Witness, open_store
+from guardkit.store.deliveries import SinkStats, sink_stats
 from guardkit.store.export import write_jsonl
 
 __all__ = ["Guard", "LocalAgent"]
@@ -153,6 +154,11 @@ class Guard:
 
     def action(self, agent_id: str, action_id: str) -> Action:
         return self.engine.action(agent_id, action_id)
+
+    def notifications(self) -> list[SinkStats]:
+        """Each notification sink's deliveries from this store (docs/notifications.md)."""
+        with self.engine.store.transaction(write=False) as tx:
+            return sink_stats(tx)
 
     def pending(self, agent_id: str) -> list[PendingItem]:
         return self.engine.pending(agent_id)

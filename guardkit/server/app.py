@@ -105,6 +105,8 @@ def create_app(state: ServerState) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         state.watch.start()
+        if state.notifier is not None:
+            state.notifier.start()
         try:
             yield {}
         finally:

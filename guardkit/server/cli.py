@@ -6,11 +6,12 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from guardkit.errors import GuardError
+from guardkit.notify.config import NotifyConfig, from_options, notify_options
 from guardkit.store.chain import fingerprint
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ def _default_bind() -> str:
     default="info",
     show_default=True,
 )
+@notify_options
 def serve(
     bind: str,
     data_dir: Path,
@@ -70,12 +72,14 @@ def serve(
     signing_key: str | None,
     durability: str,
     log_level: str,
+    **notify: Any,
 ) -> None:
     """Run the Lineage-compatible guard server (HTTP API and the approvals console).
 
     The admin token comes from $GUARD_ADMIN_TOKEN (>= 32 characters) or
     <data-dir>/keys/admin.token, created (mode 0600) on first start; the backend token likewise
-    from $GUARD_BACKEND_TOKEN or keys/backend.token.
+    from $GUARD_BACKEND_TOKEN or keys/backend.token. Notifications (docs/notifications.md) go
+    to $GUARD_NOTIFY_WEBHOOK, signed with $GUARD_NOTIFY_SECRET.
     """
     try:
         from guardkit.server.runner import bind as bind_socket
@@ -91,9 +95,15 @@ def serve(
         sock = bind_socket(host, port)  # before touching the data dir: a second instance exits
     except (ValueError, OSError) as exc:
         raise click.ClickException(f"cannot listen on {bind}: {exc}") from None
+    url = f"http://{host}:{sock.getsockname()[1]}"
+    try:
+        config = from_options(notify)
+    except ValueError as exc:
+        sock.close()
+        raise click.UsageError(str(exc)) from None
     logging.basicConfig(level=log_level.upper(), format="%(message)s")
     try:
-        app, where = _build(data_dir, store_url, signing_key, durability)
+        app, where = _build(data_dir, store_url, signing_key, durability, config, url)
         state = app.state.guardkit
     except GuardError as exc:
         sock.close()
@@ -101,7 +111,6 @@ def serve(
     except (ValueError, OSError) as exc:
         sock.close()
         raise click.ClickException(str(exc)) from None
-    url = f"http://{host}:{sock.getsockname()[1]}"
     click.echo(
         f"guardkit guard server on {url} (store {where}; data dir {data_dir}; "
         f"ledger key {fingerprint(state.guard.public_key)})"
@@ -112,12 +121,20 @@ def serve(
         else str(data_dir / "keys" / "admin.token")
     )
     click.echo(f"admin token in {admin}: paste it into the approvals console at {url}/")
+    if state.notifier is not None:
+        sinks = ", ".join(f"{s.name} ({s.target})" for s in state.notifier.sinks)
+        click.echo(f"notifications to {sinks}")
     sys.stdout.flush()
     run(app, sock, log_level=log_level, on_exit=state.watch.release)
 
 
 def _build(
-    data_dir: Path, store_url: str | None, signing_key: str | None, durability: str
+    data_dir: Path,
+    store_url: str | None,
+    signing_key: str | None,
+    durability: str,
+    notify: NotifyConfig,
+    public_url: str,
 ) -> tuple[Starlette, str]:
     from guardkit.server.app import create_app
     from guardkit.server.keys import load_keys
@@ -133,5 +150,14 @@ def _build(
     url = store_url or f"sqlite:///{data_dir / 'guard.db'}"
     store = open_store(url, signing_key=keys.signing_key, durability=durability)
     state = ServerState.open(store, admin_token=keys.admin_token, backend_token=keys.backend_token)
+    if notify.enabled:
+        from guardkit.notify.worker import Worker
+
+        state.notifier = Worker(
+            state.store,
+            notify.sinks(),
+            settings=notify.settings,
+            console_url=notify.console_url or public_url,
+        )
     where = url.split("@")[-1] if url.startswith("postgres") else url
     return create_app(state), where

@@ -135,6 +135,15 @@ _OPERATIONS: list[tuple[str, str, str, str, str | None, dict[str, Any], list[Any
         [],
     ),
     ("get", "/v1/agents", "admin", "All agents, sorted by id", None, _OBJ, []),
+    (
+        "get",
+        "/v1/notifications",
+        "admin",
+        "guardkit: each notification sink's deliveries (pending, attempts, failures, last error)",
+        None,
+        {"type": "object", "required": ["sinks"]},
+        [],
+    ),
     ("get", "/v1/agents/{agent_id}", "agent, admin", "Agent status", None, _ref("AgentStatus"), []),
     ("get", "/v1/agents/{agent_id}/token", "admin", "Re-issue the agent's token", None, _OBJ, []),
     (

@@ -52,6 +52,11 @@ async def list_agents(ctx: Ctx) -> Any:
     return {"agents": await ctx.state.blocking(ctx.state.guard.agents)}
 
 
+async def notifications(ctx: Ctx) -> Any:
+    """guardkit: each notification sink's deliveries from this store."""
+    return {"sinks": await ctx.state.blocking(ctx.state.guard.notifications)}
+
+
 async def agent_status(ctx: Ctx) -> Any:
     return await ctx.state.blocking(ctx.state.guard.status, ctx.agent_id)
 
@@ -236,6 +241,7 @@ def api_routes() -> list[BaseRoute]:
         ("GET", "/v1/public-key", None, public_key),
         ("POST", "/v1/agents", ADMIN, create_agent),
         ("GET", "/v1/agents", ADMIN, list_agents),
+        ("GET", "/v1/notifications", ADMIN, notifications),
         ("GET", agent, AGENT, agent_status),
         ("GET", agent + "/token", ADMIN, agent_token),
         ("GET", agent + "/policy", AGENT, agent_policy),

@@ -17,6 +17,7 @@ from guardkit._tokens import agent_token, token_key
 from guardkit.decisions import DecisionDict
 from guardkit.errors import IdempotencyConflict
 from guardkit.local import Guard
+from guardkit.notify.worker import Worker
 from guardkit.protocols import IdemRecord
 from guardkit.server.auth import TokenBook
 from guardkit.server.batching import GroupCommitter, SharedStore
@@ -54,6 +55,8 @@ class ServerState:
     store: SharedStore
     tokens: TokenBook
     limits: ServerLimits = field(default_factory=ServerLimits)
+    #: Delivers the outbox while the server runs (None: no sink configured).
+    notifier: Worker | None = None
     committers: list[GroupCommitter] = field(init=False)
     watch: DecisionWatch = field(init=False)
     waits: WaitSlots = field(init=False)
@@ -143,6 +146,8 @@ class ServerState:
             return decision
 
     def close(self) -> None:
+        if self.notifier is not None:
+            self.notifier.stop()
         for committer in self.committers:
             committer.close()
         self.guard.close()

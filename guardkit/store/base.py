@@ -20,7 +20,7 @@ import abc
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Literal
 
 from guardkit._canonical import canonical_json
 from guardkit.errors import LedgerTampered, NotFound, StoreError
@@ -36,6 +36,7 @@ from guardkit.store.chain import (
     stamp,
 )
 from guardkit.store.fold import AGENT_HANDLERS, LedgerInvalid, apply_action
+from guardkit.store.outbox import EVENT_KINDS, OutboxEvent, build_event
 from guardkit.store.replay import Replay, record_action
 from guardkit.store.seals import Seals
 from guardkit.store.state import (
@@ -183,6 +184,7 @@ class Transaction(abc.ABC):
 
     __slots__ = (
         "_building",
+        "_events",
         "_held",
         "_loaded",
         "_records",
@@ -205,6 +207,8 @@ class Transaction(abc.ABC):
         # so made when first needed.
         self._held: list[threading.Lock] | None = None
         self._building: set[str] | None = None
+        # Events the records announce (``guardkit.store.outbox``), written with them.
+        self._events: list[OutboxEvent] | None = None
         # The heads this transaction wrote, for the witness once it commits.
         self._witnessing: list[Entry] | None = None
         #: Writes so far (group commit uses it to tell a clean failure from a dirty one).
@@ -417,6 +421,8 @@ class Transaction(abc.ABC):
         text = payload_json if payload_json is not None else canonical_json(payload)
         if action is None:
             action = record_action(kind, payload)
+        # The action an event is about, read before this record changes the chain's head.
+        announced = self._announced(state, kind, action) if kind in EVENT_KINDS else False
         record = self._seal(state, kind, text, now)
         epoch = self._stamp[2]
         # fold.apply, spelt out: this runs for every record a decision writes.
@@ -433,7 +439,27 @@ class Transaction(abc.ABC):
             if row is not None:
                 apply_action(row, state.agent_id, action, record.seq, kind, payload, epoch)
                 self._touched.add(key)
+        if announced is not False:
+            event = build_event(record, payload, announced)
+            if self._events is None:
+                self._events = []
+            self._events.append(event)
         return record
+
+    def _announced(
+        self, state: AgentState, kind: str, action: int | None
+    ) -> dict[str, Any] | Literal[False] | None:
+        """Whether the record yields an event (False: no) and the action it is about: a call
+        for approval, a pending action settled (allowed, rejected, denied), a termination."""
+        if kind == "terminated":
+            return None
+        if action is None:
+            return False
+        waiting = state.open.get(action)
+        if waiting is None or waiting.pending == (kind == "approval_required"):
+            return False
+        row = self.get_action(state.agent_id, action)
+        return None if row is None else dict(row.to_dict())
 
     def _seal(self, state: AgentState, kind: str, text: str, now: float) -> Record:
         if state.public_key is not None:
@@ -539,6 +565,9 @@ class Transaction(abc.ABC):
                 heads = {agent_id: record for agent_id, record, _ in self._records}
                 self._witnessing = [(a, r.seq, r.hash, r.signature) for a, r in heads.items()]
             self._records = []
+        if self._events:
+            self._write_events(self._events)
+            self._events = None
 
     def committed(self) -> None:
         """The commit succeeded: the states it changed are now the committed ones."""
@@ -621,6 +650,14 @@ class Transaction(abc.ABC):
     @abc.abstractmethod
     def _write_records(self, records: list[tuple[str, Record, int]]) -> None:
         """Insert ``(agent_id, record, requests counted up to it)`` rows."""
+
+    @abc.abstractmethod
+    def _write_events(self, events: list[OutboxEvent]) -> None:
+        """Insert outbox rows (``guardkit.store.outbox``), in order."""
+
+    @abc.abstractmethod
+    def outbox(self, after: int = 0, limit: int = 100) -> list[tuple[int, str, str, str]]:
+        """Committed outbox events ``(seq, id, type, body)`` with ``seq > after``, oldest first."""
 
     @abc.abstractmethod
     def get_meta(self, key: str) -> str | None: ...

@@ -17,6 +17,7 @@ from guardkit.errors import AgentExists
 from guardkit.protocols import IdemRecord
 from guardkit.store.base import Store, Transaction
 from guardkit.store.chain import GENESIS_PREV, Record, Signer
+from guardkit.store.outbox import OutboxEvent
 
 __all__ = ["MemoryStore"]
 
@@ -31,6 +32,8 @@ class _Tables:
         self.records: dict[str, list[tuple[Record, int]]] = {}
         self.meta: dict[str, str] = {}
         self.idem: dict[str, tuple[IdemRecord, str]] = {}
+        #: the outbox (``guardkit.store.outbox``): events, in order; nothing delivers them here
+        self.outbox: list[OutboxEvent] = []
 
 
 class MemoryStore(Store):
@@ -52,13 +55,14 @@ class MemoryStore(Store):
 
 
 class _MemoryTransaction(Transaction):
-    __slots__ = ("_agents", "_idem", "_meta", "_out", "_t")
+    __slots__ = ("_agents", "_idem", "_meta", "_out", "_outbox", "_t")
 
     def __init__(self, store: MemoryStore, tables: _Tables, *, write: bool) -> None:
         super().__init__(store, write=write)
         self._t = tables
         self._agents: dict[str, tuple[str | None, str, str | None]] = {}
         self._out: list[tuple[str, Record, int]] = []
+        self._outbox: list[OutboxEvent] = []
         self._meta: dict[str, str] = {}
         #: staged idempotency writes; ``None`` removes the key
         self._idem: dict[str, tuple[IdemRecord, str] | None] = {}
@@ -91,6 +95,7 @@ class _MemoryTransaction(Transaction):
         for agent_id, record, requested in self._out:
             t.records.setdefault(agent_id, []).append((record, requested))
         t.meta.update(self._meta)
+        t.outbox.extend(self._outbox)
         for key, value in self._idem.items():
             if value is None:
                 t.idem.pop(key, None)
@@ -129,6 +134,13 @@ class _MemoryTransaction(Transaction):
 
     def _write_records(self, records: list[tuple[str, Record, int]]) -> None:
         self._out = records
+
+    def _write_events(self, events: list[OutboxEvent]) -> None:
+        self._outbox = events
+
+    def outbox(self, after: int = 0, limit: int = 100) -> list[tuple[int, str, str, str]]:
+        found = self._t.outbox[after : after + limit]
+        return [(after + i + 1, e.id, e.type, e.body) for i, e in enumerate(found)]
 
     def _read_rows(
         self, agent_id: str, after: int | None, limit: int | None

@@ -9,7 +9,11 @@ idempotency records carry a seal. Schema 1's materialised state (the agents' sta
 the ``actions`` table) is dropped: it is rebuilt from the ledger, which is what it always was.
 Schema 3 has no ``consumptions`` table: schemas 1 and 2 kept consumptions made before schema 2
 there, trusted as they stood; upgrading turns each into an ``action_consumed`` ledger record
-(``by: "migration"``, see ``SQLTransaction.upgrade``) and drops the table.
+(``by: "migration"``, see ``SQLTransaction.upgrade``) and drops the table. Schema 4 adds the
+notification outbox (``guardkit.store.outbox``): ``outbox`` (events, written with the records
+that announce them), ``deliveries`` (each event's delivery to each sink, with its lease and
+back-off) and ``sinks`` (counters per sink); created empty on upgrade, since no event of an
+older record is owed to anyone.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from guardkit.errors import StoreError
 
 __all__ = ["SCHEMA_VERSION", "Dialect", "POSTGRES", "SQLITE", "upgrade"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: Counts the requests up to every record (schema 1 -> 2); the same SQL on both databases.
 _FILL_REQUESTED = (
@@ -37,6 +41,14 @@ _STATE_COLUMNS = (
     "actions_allowed", "actions_denied", "actions_pending", "tool_counts", "scars",
     "recent_allowed", "created_at",
 )  # fmt: skip
+
+
+#: Counters per sink: what ``guardkit status --notifications`` shows (both databases).
+_SINKS = (
+    "CREATE TABLE IF NOT EXISTS sinks (sink TEXT PRIMARY KEY, attempts BIGINT NOT NULL DEFAULT 0, "
+    "failures BIGINT NOT NULL DEFAULT 0, last_error TEXT, "
+    "last_error_at DOUBLE PRECISION, last_delivered_at DOUBLE PRECISION)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +86,14 @@ SQLITE = Dialect(
         "CREATE TABLE IF NOT EXISTS idempotency (key TEXT PRIMARY KEY, status TEXT NOT NULL, "
         "payload_hash TEXT NOT NULL, owner TEXT NOT NULL, lease_expires REAL NOT NULL, "
         "expires_at REAL, result TEXT, action_id TEXT, agent_id TEXT, seal TEXT)",
+        "CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+        "id TEXT NOT NULL UNIQUE, type TEXT NOT NULL, agent_id TEXT NOT NULL, body TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS deliveries (sink TEXT NOT NULL, event_seq INTEGER NOT NULL, "
+        "delivered REAL, attempts INTEGER NOT NULL DEFAULT 0, next_at REAL NOT NULL, "
+        "lease_owner TEXT, lease_until REAL, last_error TEXT, "
+        "PRIMARY KEY (sink, event_seq)) WITHOUT ROWID",
+        "CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (sink, delivered, next_at)",
+        _SINKS,
     ),
     has_table="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
     collate="",
@@ -94,6 +114,14 @@ POSTGRES = Dialect(
         "payload_hash TEXT NOT NULL, owner TEXT NOT NULL, "
         "lease_expires DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION, result TEXT, "
         "action_id TEXT, agent_id TEXT, seal TEXT)",
+        "CREATE TABLE IF NOT EXISTS outbox (seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+        "id TEXT NOT NULL UNIQUE, type TEXT NOT NULL, agent_id TEXT NOT NULL, body TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS deliveries (sink TEXT NOT NULL, event_seq BIGINT NOT NULL, "
+        "delivered DOUBLE PRECISION, attempts BIGINT NOT NULL DEFAULT 0, "
+        "next_at DOUBLE PRECISION NOT NULL, lease_owner TEXT, lease_until DOUBLE PRECISION, "
+        "last_error TEXT, PRIMARY KEY (sink, event_seq))",
+        "CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (sink, delivered, next_at)",
+        _SINKS,
     ),
     has_table="SELECT 1 WHERE to_regclass(%s) IS NOT NULL",
     collate=' COLLATE "C"',

@@ -18,6 +18,7 @@ from guardkit.errors import AgentExists, LedgerTampered, NotFound
 from guardkit.protocols import IdemRecord
 from guardkit.store.base import Store, Transaction
 from guardkit.store.chain import GENESIS_PREV, Record
+from guardkit.store.outbox import OutboxEvent
 from guardkit.store.schema import Dialect, upgrade
 from guardkit.store.seals import IDEM_FIELDS, idem_values
 from guardkit.store.state import ALLOWED, COMPLETED, CONSUMED
@@ -57,6 +58,11 @@ class Statements:
             f"INSERT INTO records ({_RECORD}, agent_id, requested) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         )
+        self.insert_events = q(
+            "INSERT INTO outbox (id, type, agent_id, body) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (id) DO NOTHING"
+        )
+        self.outbox = q("SELECT seq, id, type, body FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?")
         self.get_meta = q("SELECT value FROM meta WHERE key = ?")
         self.set_meta = q(
             "INSERT INTO meta (key, value) VALUES (?, ?) "
@@ -149,6 +155,13 @@ class SQLTransaction(Transaction):
             self.q.insert_records,
             [(*record, agent_id, requested) for agent_id, record, requested in records],
         )
+
+    def _write_events(self, events: list[OutboxEvent]) -> None:
+        self._many(self.q.insert_events, [(e.id, e.type, e.agent_id, e.body) for e in events])
+
+    def outbox(self, after: int = 0, limit: int = 100) -> list[tuple[int, str, str, str]]:
+        rows = self._all(self.q.outbox, (after, limit))
+        return [(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
 
     def get_meta(self, key: str) -> str | None:
         row = self._one(self.q.get_meta, (key,))

@@ -1,0 +1,69 @@
+"""``guardkit notify``: the delivery worker on its own, beside an embedded guard."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from typing import Any
+
+import click
+
+from guardkit.errors import GuardError
+from guardkit.notify.config import from_options, notify_options
+
+__all__ = ["notify"]
+
+
+@click.command("notify")
+@click.option(
+    "--store",
+    "store_url",
+    envvar="GUARDKIT_DB",
+    required=True,
+    help="The guard's store: a SQLite path, sqlite:///PATH or postgresql://...; env GUARDKIT_DB.",
+)
+@click.option("--once", is_flag=True, help="Deliver what is due now, then exit.")
+@notify_options
+def notify(store_url: str, once: bool, **options: Any) -> None:
+    """Deliver the store's notifications (the same worker as ``guardkit serve`` runs).
+
+    Runs until SIGINT or SIGTERM; a delivery interrupted by a crash is sent again (same event
+    id) after its lease.
+    """
+    from guardkit.notify.worker import Worker
+    from guardkit.store import open_store
+
+    try:
+        config = from_options(options)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if not config.enabled:
+        raise click.UsageError(
+            "no sink: set GUARD_NOTIFY_WEBHOOK and GUARD_NOTIFY_SECRET (or --notify-webhook, "
+            "--notify-slack, --notify-command)"
+        )
+    try:
+        store = open_store(store_url)
+    except GuardError as exc:
+        raise click.ClickException(exc.message) from None
+    worker = Worker(store, config.sinks(), settings=config.settings, console_url=config.console_url)
+    try:
+        if once:
+            for sink in worker.sinks:
+                while worker.deliver_due(sink):
+                    pass
+            return
+        stopping = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stopping.set())
+        worker.start()
+        click.echo(
+            f"delivering notifications of {store.location} to "
+            + ", ".join(f"{s.name} ({s.target})" for s in worker.sinks)
+        )
+        stopping.wait()
+    except GuardError as exc:
+        raise click.ClickException(exc.message) from None
+    finally:
+        worker.stop()
+        store.close()
