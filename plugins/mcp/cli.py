@@ -148,6 +148,14 @@ mcp.add_command(accept)
     "--guard or another store, pins last only as long as the proxy).",
 )
 @click.option(
+    "--results",
+    type=click.Choice(["escape", "refuse"]),
+    default="escape",
+    show_default=True,
+    help="A tool result holding characters a reader cannot see (ANSI escapes, zero-width, "
+    "bidirectional): shown with each escaped, or withheld (the call still ran).",
+)
+@click.option(
     "--approval-timeout",
     type=click.FloatRange(min=0, min_open=True),
     default=300,
@@ -178,6 +186,7 @@ def proxy(
     server_name: str | None,
     on_change: str,
     pins_path: str | None,
+    results: str,
     approval_timeout: float,
     poll: float,
     command: tuple[str, ...],
@@ -188,7 +197,7 @@ def proxy(
     """
     from mcp import StdioServerParameters
 
-    from . import CallPolicy, GuardProxy, OnChange, Unlisted
+    from . import CallPolicy, GuardProxy, OnChange, Results, Unlisted
     from .pins import default_pin_path
 
     if bool(command) == bool(upstream_url):
@@ -215,6 +224,7 @@ def proxy(
                 server_name=server_name,
                 on_change=OnChange(on_change),
                 pins=pins,
+                results=Results(results),
                 calls=CallPolicy(approval_timeout=approval_timeout, poll=poll),
             ) as running:
                 try:

@@ -64,12 +64,13 @@ from .calls import (
 )
 from .names import NAME_MAX, reserved
 from .pins import PinFile
+from .results import Results, shown
 from .schemas import ToolSchemas
 from .stdio import serve_stdio
 from .upstream import DEFAULT_START_TIMEOUT, Target, Upstream, describe
 from .vetting import OnChange, Vetting
 
-__all__ = ["DEFAULT_CALL_TIMEOUT", "GuardProxy", "OnChange", "Unlisted", "reserved"]
+__all__ = ["DEFAULT_CALL_TIMEOUT", "GuardProxy", "OnChange", "Results", "Unlisted", "reserved"]
 
 log = logging.getLogger("guardkit.mcp")
 
@@ -99,7 +100,8 @@ class GuardProxy:
     every tool is. ``call_timeout`` bounds each upstream request; one that runs out fails
     (``failure``). Every tool listed is pinned at first sight in ``pins`` (a JSON file; ``None``
     keeps the pins in memory), and one that changes since is held as ``on_change`` says
-    (``vetting``)::
+    (``vetting``); hidden characters in a result are shown escaped or the result withheld, as
+    ``results`` says::
 
         async with GuardProxy(guard.agent("files-bot"), "http://127.0.0.1:9000/mcp") as proxy:
             async with mcp.Client(proxy.server) as client:
@@ -120,6 +122,7 @@ class GuardProxy:
         server_name: str | None = None,
         on_change: OnChange = OnChange.HIDE,
         pins: str | Path | None = None,
+        results: Results = Results.ESCAPE,
     ) -> None:
         if server_name is not None and (
             not server_name
@@ -144,6 +147,8 @@ class GuardProxy:
         )
         self._schemas = ToolSchemas()
         self.on_change = OnChange(on_change)
+        #: What a result with characters a reader cannot see becomes (``results``).
+        self.results = Results(results)
         self._pins = None if pins is None else Path(pins)
         self._vetting: Vetting | None = None
         self._bus = InMemorySubscriptionBus()
@@ -402,7 +407,9 @@ class GuardProxy:
             detail = f"{type(exc).__name__}: {exc}"
             await report(self.agent, answer, "failure", detail)
             return _shaped(version, error_result(f"Error: the tool's server failed: {detail}"))
-        await report(self.agent, answer, *outcome(result))
+        status, detail = outcome(result)
+        result, found = shown(result, self.results)
+        await report(self.agent, answer, status, "; ".join(filter(None, (detail, found))))
         return result
 
     async def _deny_name(

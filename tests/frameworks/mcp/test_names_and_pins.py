@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 from guardkit.plugins.mcp.names import name_problem, reserved
 from guardkit.plugins.mcp.pins import PinFile, default_pin_path, definition, diff, digest
+from guardkit.plugins.mcp.results import Results, _clean, shown
+from hypothesis import given
+from hypothesis import strategies as st
 from mcp.types import Tool
+
+from guardkit._visible import is_hidden
 
 POLICY = ("note", "search", "delete", "read_file", "copy")
 
@@ -126,3 +131,21 @@ def test_the_pin_file_sits_beside_a_sqlite_ledger_only() -> None:
     assert default_pin_path("sqlite:////srv/g.db") == Path("/srv/g.db.mcp-pins.json")
     assert default_pin_path(":memory:") is None
     assert default_pin_path("postgresql://u@h/db") is None
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=40))
+def test_the_results_fast_path_never_passes_a_hidden_character(text: str) -> None:
+    if _clean(text):
+        assert not any(is_hidden(ch) for ch in text)
+    result = {"content": [{"type": "text", "text": text}]}
+    out, found = shown(result, Results.ESCAPE)
+    assert not any(is_hidden(ch) for ch in out["content"][0]["text"])
+    assert bool(found) == any(is_hidden(ch) for ch in text)
+
+
+def test_a_clean_result_is_passed_as_it_is() -> None:
+    result = {
+        "content": [{"type": "text", "text": "caf\u00e9 \u5929\u6c17\n\tok"}],
+        "isError": False,
+    }
+    assert shown(result, Results.ESCAPE) == (result, "")
