@@ -23,10 +23,12 @@ from collections.abc import Iterable
 from guardkit._visible import escape_hidden, is_hidden
 from guardkit.tools.turns import LLM_TURN
 
-__all__ = ["NAME_MAX", "name_problem", "reserved"]
+__all__ = ["NAME_MAX", "NameRules", "name_problem", "reserved"]
 
 #: The longest tool name the proxy forwards (MCP's own limit).
 NAME_MAX = 128
+#: Answers remembered per proxy before the memory starts afresh.
+_ANSWERS_MAX = 4096
 
 # Look-alikes of Latin letters (case kept): Cyrillic, Greek, Latin letters other than a-z that
 # read as one, and the digits and signs that pass for letters.
@@ -61,26 +63,57 @@ def name_problem(name: str, policy: Iterable[str] = ()) -> str | None:
 
     ``policy`` are the policy's tool names for this upstream (without its server namespace).
     """
-    if len(name) > NAME_MAX:
-        return f"a tool name is at most {NAME_MAX} characters"
-    if reserved(name):
-        return "the name is reserved for the guard (llm_turn, guardkit...), never a server's tool"
-    if name.isascii() and name.isprintable():
-        hidden = None
-    else:
-        hidden = "".join(sorted({ch for ch in name if is_hidden(ch)}))
-    if hidden:
-        return f"the name holds characters a reader cannot see ({escape_hidden(hidden)})"
-    scripts = _scripts(name)
-    if len(scripts) > 1:
-        return f"the name mixes letters of several scripts ({', '.join(sorted(scripts))})"
-    for known in policy:
-        if known != name and (_fold(known) == _fold(name) or _skeleton(known) == _skeleton(name)):
+    return NameRules(policy).problem(name)
+
+
+class NameRules:
+    """``name_problem`` for one policy: its names folded once, each answer remembered (the
+    check is on the path of every call)."""
+
+    def __init__(self, policy: Iterable[str]) -> None:
+        self._policy = frozenset(policy)
+        self._folds: dict[str, str] = {}
+        self._skeletons: dict[str, str] = {}
+        for known in sorted(self._policy):
+            self._folds.setdefault(_fold(known), known)
+            self._skeletons.setdefault(_skeleton(known), known)
+        self._answers: dict[str, str | None] = {}
+
+    def problem(self, name: str) -> str | None:
+        """Why ``name`` is refused, or None."""
+        try:
+            return self._answers[name]
+        except KeyError:
+            pass
+        found = self._problem(name)
+        if len(self._answers) >= _ANSWERS_MAX:
+            self._answers.clear()  # a client sending ever new names must not grow this
+        self._answers[name] = found
+        return found
+
+    def _problem(self, name: str) -> str | None:
+        if len(name) > NAME_MAX:
+            return f"a tool name is at most {NAME_MAX} characters"
+        if reserved(name):
+            return (
+                "the name is reserved for the guard (llm_turn, guardkit...), never a server's tool"
+            )
+        if name in self._policy:
+            return None
+        if not (name.isascii() and name.isprintable()):
+            hidden = "".join(sorted({ch for ch in name if is_hidden(ch)}))
+            if hidden:
+                return f"the name holds characters a reader cannot see ({escape_hidden(hidden)})"
+        scripts = _scripts(name)
+        if len(scripts) > 1:
+            return f"the name mixes letters of several scripts ({', '.join(sorted(scripts))})"
+        known = self._folds.get(_fold(name)) or self._skeletons.get(_skeleton(name))
+        if known is not None:
             return (
                 f"the name only looks like the policy's tool {known!r} (it differs by case, "
                 "width, spacing or look-alike characters), so it is never matched to that rule"
             )
-    return None
+        return None
 
 
 def _fold(name: str) -> str:

@@ -3,7 +3,7 @@
 Every ``tools/list`` page read from the upstream passes here (``Vetting.see``) before a client
 or the argument check sees it:
 
-- names the proxy never forwards are refused (``names.name_problem``), as are names listed
+- names the proxy never forwards are refused (``names.NameRules``), as are names listed
   twice, and unlisted tools are hidden when ``--unlisted hide``;
 - what the model will read is made visible: in the description and title, and in every
   ``description`` and ``title`` of the input and output schemas, each character a reader cannot
@@ -27,7 +27,7 @@ from mcp.types import Tool
 
 from guardkit._visible import escape_hidden, is_hidden
 
-from .names import name_problem
+from .names import NameRules
 from .pins import PinFile, definition, digest
 from .schemas import ToolSchemas
 
@@ -85,7 +85,7 @@ class Vetting:
         self._allowed = allowed
         self._hide = hide_unlisted and allowed is not None
         self._ledger_name = ledger_name
-        self._policy_names = tuple(policy_names)
+        self._names = NameRules(policy_names)
         self._seen: dict[str, Seen] = {}
 
     def forget(self) -> None:
@@ -98,7 +98,7 @@ class Vetting:
 
     def refused(self, name: str) -> str | None:
         """Why a call to ``name`` is refused on its name alone, or None."""
-        return name_problem(name, self._policy_names)
+        return self._names.problem(name)
 
     def see(self, tools: list[Tool]) -> list[Tool]:
         """Vet one page of the upstream's listing: the tools to show, in its order."""
