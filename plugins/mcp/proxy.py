@@ -26,6 +26,7 @@ from types import TracebackType
 from typing import Any
 
 import anyio
+import anyio.abc
 from mcp import types
 from mcp.server import InitializationOptions, NotificationOptions, Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
@@ -77,6 +78,8 @@ log = logging.getLogger("guardkit.mcp")
 #: Seconds an upstream request may take by default before it fails (``--call-timeout``).
 DEFAULT_CALL_TIMEOUT = 120.0
 _SERVER_NAME_MAX = 64
+#: Seconds between looks at the pin file while a tool is held (for an accept elsewhere).
+_PIN_POLL = 1.0
 #: Handshake-era connections remembered for notifications (the oldest are dropped first).
 _MAX_SESSIONS = 1024
 
@@ -151,6 +154,7 @@ class GuardProxy:
         self.results = Results(results)
         self._pins = None if pins is None else Path(pins)
         self._vetting: Vetting | None = None
+        self._watcher: anyio.abc.TaskGroup | None = None
         self._bus = InMemorySubscriptionBus()
         self._sessions: deque[ServerSession] = deque(maxlen=_MAX_SESSIONS)
         self._name = name
@@ -174,6 +178,9 @@ class GuardProxy:
         await self._upstream.__aenter__()
         self._identity = {"upstream": self._describe()}
         self._server = self._build()
+        self._watcher = anyio.create_task_group()
+        await self._watcher.__aenter__()
+        self._watcher.start_soon(self._watch_pins)
         return self
 
     def _vet(self, policy: Policy | None) -> Vetting:
@@ -215,7 +222,23 @@ class GuardProxy:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel_scope.cancel()
+            await self._watcher.__aexit__(None, None, None)
+            self._watcher = None
         await self._upstream.__aexit__(exc_type, exc, tb)
+
+    async def _watch_pins(self) -> None:
+        # A held tool an operator accepts (guardkit mcp accept, another process) is announced
+        # to the clients as a changed tool list, so they list it again without a restart.
+        assert self._vetting is not None
+        while True:
+            await anyio.sleep(_PIN_POLL)
+            if self._vetting.holding() and await anyio.to_thread.run_sync(
+                self._vetting.any_accepted
+            ):
+                log.warning("a held tool was accepted; telling clients the tool list changed")
+                await self._relay(types.ToolListChangedNotification())
 
     def _refuse_unenforceable(self, policy: Policy) -> None:
         """Refuse to start when the policy declares a check the proxy cannot apply."""

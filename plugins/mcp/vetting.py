@@ -136,6 +136,18 @@ class Vetting:
             if (seen := self._seen[tool.name]).tool is not None and seen.state != "refused"
         ]
 
+    def holding(self) -> bool:
+        """Whether a tool of the last listing is held (changed since it was pinned)."""
+        return any(seen.state == "changed" for seen in self._seen.values())
+
+    def any_accepted(self) -> bool:
+        """Whether the change of any held tool was accepted since (the pin file read again)."""
+        held = [name for name, seen in list(self._seen.items()) if seen.state == "changed"]
+        found = False
+        for name in held:  # every one, not only up to the first
+            found = self.accepted(name) or found
+        return found
+
     def accepted(self, name: str) -> bool:
         """Whether a held tool's change was accepted since (the pin file is read again)."""
         seen = self._seen.get(name)

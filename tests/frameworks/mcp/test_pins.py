@@ -243,3 +243,30 @@ def test_results_refuse_withholds_a_result_with_hidden_characters(tmp_path: Path
     assert outcome["status"] == "success"  # it ran: no scar for what the server wrote
     assert outcome["detail"].startswith("result withheld")
     assert stack.records("scar") == []
+
+
+def test_an_accepted_change_is_announced_to_the_client_in_session(tmp_path: Path) -> None:
+    _session(_stack(tmp_path))
+    changed = _stack(tmp_path, HOSTILE_NOTE=INJECTED)
+
+    async def scenario() -> tuple[list[str], list[str], types.CallToolResult]:
+        announced = anyio.Event()
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                announced.set()
+
+        async with changed.client(mode="legacy", message_handler=on_message) as client:
+            before = [tool.name for tool in (await client.list_tools()).tools]
+            done = await anyio.to_thread.run_sync(lambda: _accept(tmp_path, "note", "--by", "bob"))
+            assert done.returncode == 0, done.stderr
+            with anyio.fail_after(30):
+                await announced.wait()
+            after = [tool.name for tool in (await client.list_tools()).tools]
+            return before, after, await client.call_tool("note", {"text": "now"})
+
+    before, after, result = anyio.run(scenario)
+    assert "note" not in before
+    assert "note" in after
+    assert not result.is_error
+    assert changed.ran("note") == ['note {"text": "now"}']
