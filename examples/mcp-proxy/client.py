@@ -31,7 +31,7 @@ async def session(db: Path, workspace: Path) -> None:
         command=sys.executable,
         args=["-m", "guardkit", "mcp", "proxy", "--agent", AGENT,
               "--policy", str(HERE / "policy.toml"), "--db", str(db), "--poll", "0.5",
-              "--", sys.executable, str(HERE / "files_server.py")],
+              "--server-name", "files", "--", sys.executable, str(HERE / "files_server.py")],
         env={**os.environ, "FILES_ROOT": str(workspace)},
     )  # fmt: skip
     async with Client(proxy) as client:

@@ -21,6 +21,14 @@ require("mcp", "mcp")
 
 from .calls import CallPolicy  # noqa: E402 - after the check that names the extra
 from .middleware import GuardMiddleware, guard_server  # noqa: E402
-from .proxy import GuardProxy, Unlisted  # noqa: E402
+from .proxy import GuardProxy, OnChange, Results, Unlisted  # noqa: E402
 
-__all__ = ["CallPolicy", "GuardMiddleware", "GuardProxy", "Unlisted", "guard_server"]
+__all__ = [
+    "CallPolicy",
+    "GuardMiddleware",
+    "GuardProxy",
+    "OnChange",
+    "Results",
+    "Unlisted",
+    "guard_server",
+]

@@ -9,23 +9,33 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
-from guardkit.decisions import Action, ActionStatusName, DecisionDict, Denial, FaultName, Reason
+from guardkit.decisions import (
+    Action,
+    ActionStatusName,
+    DecisionDict,
+    Denial,
+    FaultName,
+    Reason,
+    describe_reason,
+)
 from guardkit.errors import ApprovalTimeout, GuardError, ToolDenied
-from guardkit.protocols import AgentGuard
+from guardkit.protocols import AgentGuard, AsksApproval, implements
 from guardkit.refusals import Refusal, refusal
 from guardkit.tools.asking import end_wait
-from guardkit.tools.enforce import RESERVED_KEY, checked_request, deny
+from guardkit.tools.enforce import RESERVED_KEY, checked, checked_request, deny, request
 from guardkit.tools.flow import Flow, Op, adrive
 
 __all__ = [
     "DEFAULT_CALLS",
+    "TOOL_CHANGED",
     "CallPolicy",
     "ask",
+    "deny_held",
     "deny_name",
     "error_result",
     "outcome",
@@ -38,6 +48,8 @@ log = logging.getLogger("guardkit.mcp")
 _DETAIL_MAX = 500
 #: The longest tool name the guard records (MCP and the engine alike).
 _NAME_MAX = 128
+#: The reason code of a call to a tool whose definition changed since it was pinned.
+TOOL_CHANGED = "tool_changed"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,9 +72,13 @@ def _ask(
     arguments: dict[str, Any],
     policy: CallPolicy,
     context: Mapping[str, Any] | None,
+    approval: Reason | None,
 ) -> Flow[str | Refusal]:
     # The policy's declared checks first (paths, egress, provenance): guardkit.tools.enforce.
-    decision: DecisionDict = yield from checked_request(agent, tool, arguments, context=context)
+    if approval is None:
+        decision: DecisionDict = yield from checked_request(agent, tool, arguments, context=context)
+    else:
+        decision = yield from _approval_request(agent, tool, arguments, context, approval)
     action_id = decision["action_id"]
     if decision["decision"] == "allowed":
         return action_id
@@ -84,6 +100,24 @@ def _ask(
     return _denied(action_id, action["reason"] or {"code": "rejected"})
 
 
+def _approval_request(
+    agent: AgentGuard,
+    tool: str,
+    arguments: dict[str, Any],
+    context: Mapping[str, Any] | None,
+    approval: Reason,
+) -> Flow[DecisionDict]:
+    # A call a human must see whatever the policy says (a changed tool): ``request_approval``.
+    try:
+        call = yield from checked(agent, tool, arguments, context=context)
+        if not implements(agent, AsksApproval):
+            # The guard can't send one call to a human: refused rather than run unreviewed.
+            yield from deny(agent, tool, call.input, Denial(reason=approval, severity=None))
+    except ToolDenied as exc:
+        return {"decision": "denied", "action_id": exc.action_id or "", "reason": exc.reason}
+    return (yield from request(tool, replace(call, approval=call.approval or approval)))
+
+
 def _denied(action_id: str, reason: Any) -> Refusal:
     found = refusal({"decision": "denied", "action_id": action_id, "reason": reason})
     assert found is not None
@@ -96,12 +130,14 @@ async def ask(
     arguments: dict[str, Any],
     policy: CallPolicy,
     context: Mapping[str, Any] | None = None,
+    approval: Reason | None = None,
 ) -> str | CallToolResult:
     """The allowed action's id, or the result to give the client instead of running the call.
 
-    ``context`` (the upstream's identity) is recorded with the call."""
+    ``context`` (the upstream's identity) is recorded with the call; ``approval`` sends it to a
+    human whatever the policy says, with that reason shown to the approver."""
     try:
-        answer = await adrive(_ask(agent, tool, arguments, policy, context), agent)
+        answer = await adrive(_ask(agent, tool, arguments, policy, context, approval), agent)
     except GuardError as exc:
         found = refusal(exc)
         if found is not None:
@@ -157,6 +193,27 @@ def deny_name(agent: AgentGuard, name: str, why: str, arguments: Any) -> Flow[Re
     tool_input = {"arguments": arguments, RESERVED_KEY: {"name": name[:_DETAIL_MAX]}}
     try:
         yield from deny(agent, shown, tool_input, Denial(reason=reason))
+    except ToolDenied as exc:
+        found = refusal(exc)
+        assert found is not None
+        # The model is told why, not only that the name is not allowed.
+        said = describe_reason(reason)
+        return replace(found, text=found.text.replace(said, f"{said}: {why}", 1))
+    raise AssertionError("deny always raises")
+
+
+def deny_held(
+    agent: AgentGuard,
+    tool: str,
+    arguments: Mapping[str, Any],
+    reason: Reason,
+    context: Mapping[str, Any],
+) -> Flow[Refusal]:
+    """Record a call to a tool the proxy holds (changed since it was pinned) as denied, without
+    a scar (the server changed, not the agent); the refusal to answer with."""
+    tool_input = {**arguments, RESERVED_KEY: dict(context)}
+    try:
+        yield from deny(agent, tool, tool_input, Denial(reason=reason, severity=None))
     except ToolDenied as exc:
         found = refusal(exc)
         assert found is not None

@@ -27,12 +27,17 @@ from typing import Any
 import anyio
 import click
 
+from .accept import accept
+
 __all__ = ["mcp"]
 
 
 @click.group()
 def mcp() -> None:
     """Guard MCP servers: a proxy in front of any server (stdio or streamable HTTP)."""
+
+
+mcp.add_command(accept)
 
 
 @mcp.command(context_settings={"ignore_unknown_options": True})
@@ -126,6 +131,31 @@ def mcp() -> None:
     "agent can front several servers, each with its own rules.",
 )
 @click.option(
+    "--on-change",
+    type=click.Choice(["hide", "deny", "approval"]),
+    default="hide",
+    show_default=True,
+    help="A tool whose description or schema changed since it was pinned: left out of "
+    "tools/list, listed as pinned and denied, or listed as pinned with every call sent to a "
+    "human, until `guardkit mcp accept`.",
+)
+@click.option(
+    "--pins",
+    "pins_path",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="The pin file (default: beside an embedded SQLite --db, DB.mcp-pins.json; with "
+    "--guard or another store, pins last only as long as the proxy).",
+)
+@click.option(
+    "--results",
+    type=click.Choice(["escape", "refuse"]),
+    default="escape",
+    show_default=True,
+    help="A tool result holding characters a reader cannot see (ANSI escapes, zero-width, "
+    "bidirectional): shown with each escaped, or withheld (the call still ran).",
+)
+@click.option(
     "--approval-timeout",
     type=click.FloatRange(min=0, min_open=True),
     default=300,
@@ -154,6 +184,9 @@ def proxy(
     call_timeout: float,
     start_timeout: float,
     server_name: str | None,
+    on_change: str,
+    pins_path: str | None,
+    results: str,
     approval_timeout: float,
     poll: float,
     command: tuple[str, ...],
@@ -164,7 +197,8 @@ def proxy(
     """
     from mcp import StdioServerParameters
 
-    from . import CallPolicy, GuardProxy, Unlisted
+    from . import CallPolicy, GuardProxy, OnChange, Results, Unlisted
+    from .pins import default_pin_path
 
     if bool(command) == bool(upstream_url):
         raise click.UsageError(
@@ -173,6 +207,7 @@ def proxy(
     if guard_url is not None and not token:
         raise click.UsageError("--guard needs --token (the agent's token), or GUARDKIT_TOKEN")
     host, port = _bind(bind) if serve == "http" else ("127.0.0.1", 0)
+    pins = Path(pins_path) if pins_path else None if guard_url else default_pin_path(db)
     target: Any = upstream_url or StdioServerParameters(
         command=command[0], args=list(command[1:]), env=_upstream_env()
     )
@@ -187,6 +222,9 @@ def proxy(
                 call_timeout=call_timeout,
                 start_timeout=start_timeout,
                 server_name=server_name,
+                on_change=OnChange(on_change),
+                pins=pins,
+                results=Results(results),
                 calls=CallPolicy(approval_timeout=approval_timeout, poll=poll),
             ) as running:
                 try:

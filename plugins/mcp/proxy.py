@@ -21,10 +21,12 @@ import sys
 from collections import deque
 from collections.abc import Mapping
 from enum import StrEnum
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import anyio
+import anyio.abc
 from mcp import types
 from mcp.server import InitializationOptions, NotificationOptions, Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
@@ -42,35 +44,42 @@ from mcp_types.methods import serialize_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
+from guardkit.decisions import Reason
 from guardkit.errors import PolicyError
 from guardkit.policy import Policy
 from guardkit.protocols import AgentGuard, KnowsPolicy
 from guardkit.tools.enforce import unenforceable
 from guardkit.tools.flow import adrive
-from guardkit.tools.turns import LLM_TURN
 
 from .calls import (
     DEFAULT_CALLS,
+    TOOL_CHANGED,
     CallPolicy,
     ask,
+    deny_held,
     deny_name,
     error_result,
     outcome,
     refused,
     report,
 )
+from .names import NAME_MAX, reserved
+from .pins import PinFile
+from .results import Results, shown
 from .schemas import ToolSchemas
 from .stdio import serve_stdio
 from .upstream import DEFAULT_START_TIMEOUT, Target, Upstream, describe
+from .vetting import OnChange, Vetting
 
-__all__ = ["DEFAULT_CALL_TIMEOUT", "GuardProxy", "Unlisted", "reserved"]
+__all__ = ["DEFAULT_CALL_TIMEOUT", "GuardProxy", "OnChange", "Results", "Unlisted", "reserved"]
 
 log = logging.getLogger("guardkit.mcp")
 
 #: Seconds an upstream request may take by default before it fails (``--call-timeout``).
 DEFAULT_CALL_TIMEOUT = 120.0
-_NAME_MAX = 128
 _SERVER_NAME_MAX = 64
+#: Seconds between looks at the pin file while a tool is held (for an accept elsewhere).
+_PIN_POLL = 1.0
 #: Handshake-era connections remembered for notifications (the oldest are dropped first).
 _MAX_SESSIONS = 1024
 
@@ -92,7 +101,10 @@ class GuardProxy:
     ``AgentClient``). With ``Unlisted.HIDE`` only the tools of ``policy`` are listed (default:
     the agent's own policy, when it can tell it: an ``AgentClient`` can't); with no policy known,
     every tool is. ``call_timeout`` bounds each upstream request; one that runs out fails
-    (``failure``)::
+    (``failure``). Every tool listed is pinned at first sight in ``pins`` (a JSON file; ``None``
+    keeps the pins in memory), and one that changes since is held as ``on_change`` says
+    (``vetting``); hidden characters in a result are shown escaped or the result withheld, as
+    ``results`` says::
 
         async with GuardProxy(guard.agent("files-bot"), "http://127.0.0.1:9000/mcp") as proxy:
             async with mcp.Client(proxy.server) as client:
@@ -111,6 +123,9 @@ class GuardProxy:
         calls: CallPolicy = DEFAULT_CALLS,
         name: str = "guardkit-proxy",
         server_name: str | None = None,
+        on_change: OnChange = OnChange.HIDE,
+        pins: str | Path | None = None,
+        results: Results = Results.ESCAPE,
     ) -> None:
         if server_name is not None and (
             not server_name
@@ -134,6 +149,12 @@ class GuardProxy:
             upstream, call_timeout=call_timeout, start_timeout=start_timeout, notify=self._relay
         )
         self._schemas = ToolSchemas()
+        self.on_change = OnChange(on_change)
+        #: What a result with characters a reader cannot see becomes (``results``).
+        self.results = Results(results)
+        self._pins = None if pins is None else Path(pins)
+        self._vetting: Vetting | None = None
+        self._watcher: anyio.abc.TaskGroup | None = None
         self._bus = InMemorySubscriptionBus()
         self._sessions: deque[ServerSession] = deque(maxlen=_MAX_SESSIONS)
         self._name = name
@@ -153,10 +174,32 @@ class GuardProxy:
         self._allowed = None if policy is None else frozenset(policy.tools)
         if policy is not None:
             self._refuse_unenforceable(policy)
+        self._vetting = self._vet(policy)
         await self._upstream.__aenter__()
         self._identity = {"upstream": self._describe()}
         self._server = self._build()
+        self._watcher = anyio.create_task_group()
+        await self._watcher.__aenter__()
+        self._watcher.start_soon(self._watch_pins)
         return self
+
+    def _vet(self, policy: Policy | None) -> Vetting:
+        names = () if policy is None else tuple(policy.tools)
+        if self.server_name is not None:
+            prefix = self.server_name + "."
+            names = tuple(name.removeprefix(prefix) for name in names if name.startswith(prefix))
+        pins = PinFile(self._pins, self.agent.agent_id, self.server_name)
+        if self._pins is None:
+            log.info("tool pins are kept in memory for this proxy's life (no pin file given)")
+        return Vetting(
+            pins,
+            self._schemas,
+            allowed=self._allowed,
+            hide_unlisted=self.unlisted is Unlisted.HIDE,
+            ledger_name=self.ledger_name,
+            policy_names=names,
+            on_change=self.on_change,
+        )
 
     def _describe(self) -> dict[str, Any]:
         """Who runs this proxy's calls, recorded with each of them in the ledger."""
@@ -179,7 +222,23 @@ class GuardProxy:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel_scope.cancel()
+            await self._watcher.__aexit__(None, None, None)
+            self._watcher = None
         await self._upstream.__aexit__(exc_type, exc, tb)
+
+    async def _watch_pins(self) -> None:
+        # A held tool an operator accepts (guardkit mcp accept, another process) is announced
+        # to the clients as a changed tool list, so they list it again without a restart.
+        assert self._vetting is not None
+        while True:
+            await anyio.sleep(_PIN_POLL)
+            if self._vetting.holding() and await anyio.to_thread.run_sync(
+                self._vetting.any_accepted
+            ):
+                log.warning("a held tool was accepted; telling clients the tool list changed")
+                await self._relay(types.ToolListChangedNotification())
 
     def _refuse_unenforceable(self, policy: Policy) -> None:
         """Refuse to start when the policy declares a check the proxy cannot apply."""
@@ -287,26 +346,20 @@ class GuardProxy:
     async def _list_page(
         self, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return await self._upstream.request(
+        """One page of the upstream's listing, learnt and vetted: the tools it shows."""
+        page = await self._upstream.request(
             types.ListToolsRequest(params=params), types.ListToolsResult
         )
+        self._schemas.learn(page.tools)
+        assert self._vetting is not None
+        # Pins are a file shared with other proxies: read and written off the event loop.
+        shown = await anyio.to_thread.run_sync(self._vetting.see, page.tools)
+        return page.model_copy(update={"tools": shown})
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        page = await self._list_page(params)
-        self._schemas.learn(page.tools)
-        hide = self.unlisted is Unlisted.HIDE and self._allowed is not None
-        allowed = self._allowed or frozenset()
-        shown = [
-            tool
-            for tool in page.tools
-            if not reserved(tool.name)
-            and len(tool.name) <= _NAME_MAX
-            and not self._schemas.duplicated(tool.name)
-            and (not hide or self.ledger_name(tool.name) in allowed)
-        ]
-        return page.model_copy(update={"tools": shown})
+        return await self._list_page(params)
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -319,11 +372,11 @@ class GuardProxy:
         the client, shaped for its protocol ``version``."""
         name: str = params["name"]
         arguments: Mapping[str, Any] = params.get("arguments") or {}
-        why = _never_forwarded(name)
+        vetting = self._vetting
+        assert vetting is not None
+        why = vetting.refused(name)
         if why is not None:
-            log.warning("refused a call to %r: %s", name[:_NAME_MAX], why)
-            found = await adrive(deny_name(self.agent, name, why, dict(arguments)), self.agent)
-            return _shaped(version, refused(found))
+            return await self._deny_name(version, name, why, arguments)
         problem = await self._schemas.problem(self._list_page, name, arguments)
         if self._schemas.duplicated(name):
             log.warning("refused a call to %r: the upstream lists that name twice", name)
@@ -342,8 +395,27 @@ class GuardProxy:
                     "the tool again with arguments that match its schema."
                 ),
             )
+        seen = vetting.seen(name)
+        context = self._identity
+        approval: Reason | None = None
+        if seen is not None:
+            if seen.state == "refused":
+                return await self._deny_name(version, name, seen.why, arguments)
+            context = {**context, "tool_digest": seen.digest}
+            if seen.state == "changed" and not await anyio.to_thread.run_sync(
+                vetting.accepted, name
+            ):
+                held: Reason = {
+                    "code": TOOL_CHANGED,
+                    "tool": self.ledger_name(name),
+                    "message": seen.why,
+                }
+                if self.on_change is not OnChange.APPROVAL:
+                    flow = deny_held(self.agent, self.ledger_name(name), arguments, held, context)
+                    return _shaped(version, refused(await adrive(flow, self.agent)))
+                approval = held
         answer = await ask(
-            self.agent, self.ledger_name(name), dict(arguments), self.calls, self._identity
+            self.agent, self.ledger_name(name), dict(arguments), self.calls, context, approval
         )
         if isinstance(answer, types.CallToolResult):
             return _shaped(version, answer)
@@ -360,8 +432,17 @@ class GuardProxy:
             detail = f"{type(exc).__name__}: {exc}"
             await report(self.agent, answer, "failure", detail, fault="upstream")
             return _shaped(version, error_result(f"Error: the tool's server failed: {detail}"))
-        await report(self.agent, answer, *outcome(result))
+        status, detail = outcome(result)
+        result, found = shown(result, self.results)
+        await report(self.agent, answer, status, "; ".join(filter(None, (detail, found))))
         return result
+
+    async def _deny_name(
+        self, version: str, name: str, why: str, arguments: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        log.warning("refused a call to %r: %s", name[:NAME_MAX], why)
+        found = await adrive(deny_name(self.agent, name, why, dict(arguments)), self.agent)
+        return _shaped(version, refused(found))
 
     # -- notifications from the upstream ----------------------------------------------------------
 
@@ -369,6 +450,8 @@ class GuardProxy:
         event: ServerEvent
         if isinstance(notification, types.ToolListChangedNotification):
             self._schemas.forget()
+            if self._vetting is not None:
+                self._vetting.forget()
             event = ToolsListChanged()
         elif isinstance(notification, types.PromptListChangedNotification):
             event = PromptsListChanged()
@@ -381,20 +464,6 @@ class GuardProxy:
         await self._bus.publish(event)
         for session in list(self._sessions):
             await session.send_notification(notification)
-
-
-def reserved(name: str) -> bool:
-    """Names the guard keeps for itself: never an upstream's tool (``llm_turn``, ``guardkit*``)."""
-    folded = name.casefold()
-    return folded == LLM_TURN or folded.startswith("guardkit")
-
-
-def _never_forwarded(name: str) -> str | None:
-    if len(name) > _NAME_MAX:
-        return f"a tool name is at most {_NAME_MAX} characters"
-    if reserved(name):
-        return "the name is reserved for the guard (llm_turn, guardkit...), never a server's tool"
-    return None
 
 
 def _shaped(version: str, result: Mapping[str, Any] | types.CallToolResult) -> dict[str, Any]:

@@ -81,8 +81,8 @@ class ToolSchemas:
     async def _load(self, list_page: ListPage) -> None:
         cursor: str | None = None
         for _ in range(_PAGE_CAP):
+            # ``list_page`` learns each page it reads (the proxy's reader vets it too).
             page = await list_page(PaginatedRequestParams(cursor=cursor) if cursor else None)
-            self.learn(page.tools)
             cursor = page.next_cursor
             if not cursor:
                 break

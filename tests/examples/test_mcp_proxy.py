@@ -42,15 +42,25 @@ def test_the_example_denies_waits_for_an_approval_and_prints_the_ledger(tmp_path
                 pending = json.loads(
                     guardkit(tmp_path, "pending", "files-bot", "--db", str(db), "--json")
                 )
-        assert [p["action"]["tool"] for p in pending] == ["delete_path"]
+        assert [p["action"]["tool"] for p in pending] == ["files.delete_path"]
         assert (workspace / "old-logs").exists()  # nothing ran before the approval
         action_id = pending[0]["action"]["action_id"]
         guardkit(tmp_path, "approve", "files-bot", action_id, "--by", "you", "--db", str(db))
         out, _ = client.communicate(timeout=90)
     assert client.returncode == 0, out
     assert "tools the model sees: list_files, read_file, write_file, delete_path" in out
-    assert "run_command: Denied by the policy guard: tool 'run_command' is not allowed." in out
+    denied = "run_command: Denied by the policy guard: tool 'files.run_command' is not allowed."
+    assert denied in out
     assert "delete_path: deleted old-logs" in out
     assert "old-logs still there: False" in out
     assert '"approved_by": "you"' in out
     assert "tool_not_allowed" in out
+    pins = json.loads((tmp_path / "guard.db.mcp-pins.json").read_text())
+    pinned = pins["agents"]["files-bot"]["servers"]["files"]["tools"]
+    assert sorted(pinned) == ["delete_path", "list_files", "read_file", "write_file"]
+    # The README's review command: nothing changed, nothing to accept.
+    review = guardkit(
+        tmp_path, "mcp", "accept", "--agent", "files-bot", "--server-name", "files",
+        "--db", str(db), "--dry-run",
+    )  # fmt: skip
+    assert "nothing to accept" in review

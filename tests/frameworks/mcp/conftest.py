@@ -156,9 +156,10 @@ def local_stack(
     *flags: str,
     upstream: str = UPSTREAM,
     env: dict[str, str] | None = None,
+    agent_id: str | None = None,
 ) -> Stack:
     """A proxy the client starts over stdio, with an embedded ledger, upstream over stdio."""
-    agent_id = "mcp-" + uuid.uuid4().hex[:8]
+    agent_id = agent_id or "mcp-" + uuid.uuid4().hex[:8]
     db, runs = folder / "guard.db", folder / "runs.txt"
     args = [
         "-m", "guardkit", "mcp", "proxy", "--agent", agent_id,

@@ -65,6 +65,13 @@ def sleep(seconds: float) -> str:
 
 
 @server.tool()
+def write_note(text: str) -> str:
+    """Write a note (the trusted server's; the hostile one has a tool of the same name)."""
+    _ran(f"write_note {text}")
+    return "noted"
+
+
+@server.tool()
 def secret(tag: str) -> str:
     """A tool no policy lists."""
     _ran(f"secret {tag}")
