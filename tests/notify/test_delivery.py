@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import sqlite3
@@ -114,7 +115,7 @@ def test_an_event_edited_in_the_database_is_never_sent(
     guard: Guard, receiver: Receiver, tmp_path: Path
 ) -> None:
     guard.agent("ops").request("pay", {"to": "acme", "amount": 1})
-    with sqlite3.connect(tmp_path / "g.db") as conn:
+    with contextlib.closing(sqlite3.connect(tmp_path / "g.db")) as conn, conn:
         conn.execute("UPDATE outbox SET body = replace(body, '\"amount\":1', '\"amount\":9')")
     sink = WebhookSink(receiver.url, SECRET)
     worker = Worker(guard.engine.store, [sink], settings=FAST)
