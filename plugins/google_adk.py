@@ -73,6 +73,7 @@ from guardkit.tools import enforce  # noqa: E402
 from guardkit.tools.asking import settle  # noqa: E402
 from guardkit.tools.enforce import checked  # noqa: E402
 from guardkit.tools.flow import Flow, Op, adrive  # noqa: E402
+from guardkit.tools.outcome import report  # noqa: E402
 from guardkit.tools.scope import current_agent  # noqa: E402
 from guardkit.tools.shield import shielded  # noqa: E402
 from guardkit.tools.turns import LLM_TURN  # noqa: E402
@@ -86,7 +87,6 @@ CostFn = Callable[[Mapping[str, Any]], Any]
 #: every other field is a tool the model provider runs itself.
 _LOCAL_TOOL_FIELDS = frozenset({"function_declarations", "computer_use"})
 #: A refusal's or a check's detail in the ledger is kept to this many characters.
-_DETAIL_MAX = 2000
 
 
 class GuardPlugin(BasePlugin):
@@ -270,18 +270,13 @@ def _ask(
     return found
 
 
-def _outcome(action_id: str, status: str, detail: str, fault: FaultName) -> Flow[None]:
-    options = None if fault == "agent" else {"fault": fault}
-    yield Op("report", (action_id, status, detail[:_DETAIL_MAX]), options=options)
-
-
 async def _report(
     started: tuple[AgentGuard, str], status: str, detail: str = "", fault: FaultName = "agent"
 ) -> None:
     """Report a call's one outcome, whatever cancels the task reporting it."""
     guard, action_id = started
     with contextlib.suppress(InvalidState):  # an operator already recorded its outcome
-        await shielded(adrive(_outcome(action_id, status, detail, fault), guard))
+        await shielded(adrive(report(action_id, status, detail, fault), guard))
 
 
 def _describe(error: BaseException) -> str:

@@ -73,7 +73,7 @@ from pydantic_ai.toolsets.function import FunctionToolsetTool  # noqa: E402
 from pydantic_core import to_jsonable_python  # noqa: E402
 
 from guardkit import tracing  # noqa: E402
-from guardkit.decisions import DecisionDict  # noqa: E402
+from guardkit.decisions import DecisionDict, FaultName  # noqa: E402
 from guardkit.errors import (  # noqa: E402
     GuardError,
     InvalidState,
@@ -86,8 +86,9 @@ from guardkit.refusals import Refusal, refusal, refusal_or_stop  # noqa: E402
 from guardkit.tools import enforce  # noqa: E402
 from guardkit.tools.asking import settle  # noqa: E402
 from guardkit.tools.enforce import checked  # noqa: E402
-from guardkit.tools.flow import Flow, Op, adrive  # noqa: E402
+from guardkit.tools.flow import Flow, adrive  # noqa: E402
 from guardkit.tools.handoff import guarded, handoff, running  # noqa: E402
+from guardkit.tools.outcome import report  # noqa: E402
 from guardkit.tools.scope import current_agent  # noqa: E402
 from guardkit.tools.shield import shielded  # noqa: E402
 from guardkit.tools.turns import model_turn  # noqa: E402
@@ -200,7 +201,7 @@ class GuardedToolset(WrapperToolset[AgentDepsT]):
         except BaseException as exc:  # a failure, a cancellation, a caller's timeout
             await _failed(agent, action_id, exc)
             raise
-        await shielded(adrive(_report(action_id, "success"), agent))
+        await shielded(adrive(report(action_id, "success"), agent))
         return value
 
     async def _hand_off(
@@ -244,17 +245,14 @@ def _ask(
     return _refusal_of(decision)
 
 
-def _report(action_id: str, status: str, detail: str = "", caller: bool = False) -> Flow[None]:
-    # A call cancelled by the run or its caller is not the agent's failure: no scar.
-    yield Op("report", (action_id, status, detail), options={"fault": "caller"} if caller else None)
-
-
 async def _failed(agent: AgentGuard, action_id: str, exc: BaseException) -> None:
     """Report the one outcome of a call that raised or was cancelled, whatever cancels us."""
+    # A call cancelled by the run or its caller is not the agent's failure: no scar.
     cancelled = isinstance(exc, asyncio.CancelledError)
     detail = "cancelled before it finished" if cancelled else f"{type(exc).__name__}: {exc}"
+    fault: FaultName = "caller" if cancelled else "agent"
     with contextlib.suppress(InvalidState):  # an operator already recorded its outcome
-        await shielded(adrive(_report(action_id, "failure", detail, cancelled), agent))
+        await shielded(adrive(report(action_id, "failure", detail, fault), agent))
 
 
 async def _not_run(agent: AgentGuard, action_id: str, name: str) -> NoReturn:
@@ -263,7 +261,7 @@ async def _not_run(agent: AgentGuard, action_id: str, name: str) -> NoReturn:
         f"pydantic-ai requires a human approval for {name!r} and the guard's policy does not; "
         "set requires_approval: true on this tool's rule so the approval happens in the guard"
     )
-    await adrive(_report(action_id, "failure", f"not run: {why}"), agent)
+    await adrive(report(action_id, "failure", f"not run: {why}"), agent)
     raise PolicyError([(f"tools.{name}.requires_approval", why)])
 
 
@@ -445,6 +443,6 @@ class GuardCapability(AbstractCapability[AgentDepsT]):
             except BaseException as exc:
                 await _failed(agent, action_id, exc)
                 raise
-            await shielded(adrive(_report(action_id, "success"), agent))
+            await shielded(adrive(report(action_id, "success"), agent))
             span.result(value)
             return value

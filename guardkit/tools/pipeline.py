@@ -35,13 +35,13 @@ from guardkit.tools.binding import CallShape, bind_call, jsonable
 from guardkit.tools.enforce import LOCAL_DENIAL_TOOL, checked
 from guardkit.tools.flow import Flow, Op
 from guardkit.tools.handoff import Handoff, running
+from guardkit.tools.outcome import report
 from guardkit.tools.policy_checks import PolicyChecks
 
 __all__ = ["IDEMPOTENT_REPLAY", "LOCAL_DENIAL_TOOL", "Call", "Steps"]
 
 #: The reason code of a call answered from its idempotency record: recorded, nothing charged.
 IDEMPOTENT_REPLAY = REPLAY_CODE
-_DETAIL_MAX = 2000
 
 
 @dataclass(slots=True, kw_only=True)
@@ -245,7 +245,7 @@ class Steps:
 
     def _report(self, call: Call, status: str, detail: str) -> Flow[None]:
         assert call.action_id is not None
-        yield Op("report", (call.action_id, status, detail[:_DETAIL_MAX]))
+        yield from report(call.action_id, status, detail)
 
     def _release(self, call: Call) -> Flow[None]:
         if call.claim is not None:

@@ -19,6 +19,7 @@ from guardkit.refusals import Refusal, refusal
 from guardkit.tools.asking import settle
 from guardkit.tools.enforce import checked_request
 from guardkit.tools.flow import Flow, Op
+from guardkit.tools.outcome import report
 from guardkit.tools.turns import LLM_TURN
 
 __all__ = ["Asks", "CostFn", "denied", "refused"]
@@ -26,7 +27,6 @@ __all__ = ["Asks", "CostFn", "denied", "refused"]
 #: Computes a tool call's charge from its arguments (never trust a cost the model states).
 CostFn = Callable[[Mapping[str, Any]], Any]
 #: The longest outcome detail sent to the guard (as guarded tools cut theirs).
-_DETAIL_MAX = 2000
 
 
 def denied(action_id: str, reason: Reason | None, fallback: str) -> DecisionDict:
@@ -73,9 +73,9 @@ class Asks:
         # tool) reports a second time: the first outcome stands.
         with contextlib.suppress(InvalidState):
             if failure is None:
-                yield Op("report", (action_id, "success", detail))
+                yield from report(action_id, "success", detail)
             else:
-                yield Op("report", (action_id, "failure", failure[:_DETAIL_MAX]))
+                yield from report(action_id, "failure", failure)
 
     # -- tool calls -------------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from guardkit.refusals import Refusal, refusal
 from guardkit.tools.asking import end_wait
 from guardkit.tools.enforce import RESERVED_KEY, checked, checked_request, deny, request
 from guardkit.tools.flow import Flow, Op, adrive
+from guardkit.tools.outcome import report as report_flow
 
 __all__ = [
     "DEFAULT_CALLS",
@@ -180,7 +181,7 @@ async def report(
     """Report the call's one outcome; a guard that can't take it is logged, never raised. A
     failure that is the upstream's or the client's (``fault``) does not scar the agent."""
     try:
-        await adrive(_report(action_id, status, detail, fault), agent)
+        await adrive(report_flow(action_id, status, detail, fault), agent)
     except GuardError as exc:
         log.warning("could not report %s of %s: %s", status, action_id, exc.message)
 
@@ -219,8 +220,3 @@ def deny_held(
         assert found is not None
         return found
     raise AssertionError("deny always raises")
-
-
-def _report(action_id: str, status: str, detail: str, fault: FaultName) -> Flow[None]:
-    options = None if fault == "agent" else {"fault": fault}  # any AgentGuard takes the agent's
-    yield Op("report", (action_id, status, detail), options=options)

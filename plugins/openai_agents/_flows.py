@@ -21,7 +21,7 @@ from guardkit.tools.enforce import RESERVED_KEY, checked_request
 from guardkit.tools.flow import Flow, Op
 from guardkit.tools.turns import LLM_TURN
 
-__all__ = ["arguments", "ask", "recall", "remember", "report", "still_allowed", "turn"]
+__all__ = ["arguments", "ask", "recall", "remember", "still_allowed", "turn"]
 
 
 def turn() -> Flow[DecisionDict]:
@@ -30,12 +30,6 @@ def turn() -> Flow[DecisionDict]:
     if decision["decision"] != "allowed":
         raise TurnDenied(decision["action_id"], decision.get("reason") or {"code": "denied"})
     return decision
-
-
-def report(action_id: str, status: str, detail: str = "", caller: bool = False) -> Flow[None]:
-    # A call cancelled by the run or its caller is not the agent's failure: no scar.
-    options = {"fault": "caller"} if caller else None
-    yield Op("report", (action_id, status, detail[:2000]), options=options)
 
 
 def ask(

@@ -20,9 +20,10 @@ from agents import (
 
 from guardkit.protocols import AgentGuard
 from guardkit.tools.flow import adrive
+from guardkit.tools.outcome import report
 from guardkit.tools.scope import current_agent
 
-from ._flows import report, turn
+from ._flows import turn
 from ._tools import CostFn, Gate, function_tools, nested_agent
 
 __all__ = ["GuardHooks", "NestedGate", "guard_tools"]

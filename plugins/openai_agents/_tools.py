@@ -42,10 +42,11 @@ from guardkit.protocols import AgentGuard
 from guardkit.refusals import Refusal, refusal
 from guardkit.tools.flow import Flow, adrive
 from guardkit.tools.handoff import Handoff, guarded, handoff, running
+from guardkit.tools.outcome import report
 from guardkit.tools.scope import current_agent
 from guardkit.tools.shield import shielded
 
-from ._flows import arguments, ask, recall, remember, report, still_allowed
+from ._flows import arguments, ask, recall, remember, still_allowed
 
 __all__ = ["GUARDRAIL_NAME", "CostFn", "Gate", "function_tools", "gate_of", "nested_agent"]
 
@@ -245,9 +246,12 @@ class Gate:
 
 async def _report_failure(agent: AgentGuard, action: str, exc: BaseException) -> None:
     try:
-        cancelled = isinstance(exc, asyncio.CancelledError)
-        detail = "cancelled before it finished" if cancelled else f"{type(exc).__name__}: {exc}"
-        await shielded(adrive(report(action, "failure", detail, cancelled), agent))
+        # A call cancelled by the run or its caller is not the agent's failure: no scar.
+        if isinstance(exc, asyncio.CancelledError):
+            flow = report(action, "failure", "cancelled before it finished", "caller")
+        else:
+            flow = report(action, "failure", f"{type(exc).__name__}: {exc}")
+        await shielded(adrive(flow, agent))
     except GuardError as problem:
         # An operator may already have recorded this action's one outcome (``harmful``), or the
         # guard went away: what the run must see is still the tool's own failure.
