@@ -7,6 +7,7 @@ access would, bypassing guardkit entirely.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, closing, contextmanager
@@ -15,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from guardkit.store import Signer
+from guardkit.store.chain import record_hash
 from tests.server.pg import pg_schema_url
 
 
@@ -61,6 +64,34 @@ class Raw:
             text = sql.replace("?", "%s") if params else sql
             cur = conn.execute(text, params or None)  # type: ignore[arg-type]
             return list(cur.fetchall()) if cur.description else []
+
+    def set_payload(self, agent_id: str, seq: int, payload: dict[str, Any]) -> None:
+        """Overwrite one record's payload (canonical JSON), leaving its hash as it was."""
+        text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        self("UPDATE records SET payload = ? WHERE agent_id = ? AND seq = ?", (text, agent_id, seq))
+
+    def resign(self, agent_id: str, key: str) -> None:
+        """Rewrite a whole ledger under ``key``: every hash recomputed, every record re-signed."""
+        signer = Signer(key)
+        rows = self(
+            "SELECT seq, timestamp, actor, kind, payload FROM records WHERE agent_id = ? "
+            "ORDER BY seq",
+            (agent_id,),
+        )
+        prev = "0" * 64
+        for seq, ts, actor, kind, payload in rows:
+            if kind == "genesis":
+                payload = json.dumps(
+                    {"log_id": agent_id, "public_key": signer.public_key}, separators=(",", ":")
+                )
+            digest = record_hash(seq, ts, actor, kind, payload, prev)
+            self(
+                "UPDATE records SET payload = ?, prev_hash = ?, hash = ?, signature = ? "
+                "WHERE agent_id = ? AND seq = ?",
+                (payload, prev, digest, signer.sign(digest), agent_id, seq),
+            )
+            prev = digest
+        self("UPDATE agents SET public_key = ? WHERE agent_id = ?", (signer.public_key, agent_id))
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import pytest
 from guardkit import Guard
 from guardkit.store import Signer, open_store
 from tests.store.conftest import Raw
-from tests.store.test_tamper import _resign
 
 KEY = Signer.generate_hex()
 POLICY = {"budget": 50, "scar_limit": 30, "tools": {"fetch": {"cost": 1}}}
@@ -51,11 +50,8 @@ def test_a_re_signed_fault_no_guard_could_write_is_refused(
     seq, payload = next((s, p) for s, p in rows if json.loads(p)["status"] == seq_kind)
     record = json.loads(payload)
     record["fault"] = fault
-    raw(
-        "UPDATE records SET payload = ? WHERE agent_id = 'bot' AND seq = ?",
-        (json.dumps(record, sort_keys=True, separators=(",", ":")), seq),
-    )
-    _resign(raw, "bot", KEY)
+    raw.set_payload("bot", seq, record)
+    raw.resign("bot", KEY)
     with _guard(store_url) as guard:
         assert "bot" in guard.quarantined
         assert "blames" in guard.quarantined["bot"]

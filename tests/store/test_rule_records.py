@@ -9,7 +9,6 @@ import pytest
 from guardkit import Guard
 from guardkit.store import Signer, open_store
 from tests.store.conftest import Raw
-from tests.store.test_tamper import _resign
 
 KEY = Signer.generate_hex()
 POLICY = {
@@ -72,11 +71,8 @@ def test_a_re_signed_rule_index_the_policy_cannot_explain_is_refused(
     seq, payload = _allow_record(raw)
     record = json.loads(payload)
     record["rule"] = index
-    raw(
-        "UPDATE records SET payload = ? WHERE agent_id = 'bot' AND seq = ?",
-        (json.dumps(record, sort_keys=True, separators=(",", ":")), seq),
-    )
-    _resign(raw, "bot", KEY)
+    raw.set_payload("bot", seq, record)
+    raw.resign("bot", KEY)
     with _guard(store_url) as guard:
         assert "bot" in guard.quarantined
         assert "names rule" in guard.quarantined["bot"]

@@ -185,33 +185,10 @@ def test_a_consumption_cannot_be_undone(store_url: str, raw: Raw) -> None:
 # -- keys and checkpoints ----------------------------------------------------------------------
 
 
-def _resign(raw: Raw, agent_id: str, key: str) -> None:
-    """Rewrite a whole ledger under ``key``: every hash recomputed, every record re-signed."""
-    signer = Signer(key)
-    rows = raw(
-        "SELECT seq, timestamp, actor, kind, payload FROM records WHERE agent_id = ? ORDER BY seq",
-        (agent_id,),
-    )
-    prev = "0" * 64
-    for seq, ts, actor, kind, payload in rows:
-        if kind == "genesis":
-            payload = json.dumps(
-                {"log_id": agent_id, "public_key": signer.public_key}, separators=(",", ":")
-            )
-        digest = record_hash(seq, ts, actor, kind, payload, prev)
-        raw(
-            "UPDATE records SET payload = ?, prev_hash = ?, hash = ?, signature = ? "
-            "WHERE agent_id = ? AND seq = ?",
-            (payload, prev, digest, signer.sign(digest), agent_id, seq),
-        )
-        prev = digest
-    raw("UPDATE agents SET public_key = ? WHERE agent_id = ?", (signer.public_key, agent_id))
-
-
 def test_a_ledger_re_signed_under_another_key(store_url: str, raw: Raw) -> None:
     _setup(store_url)
     mallory = Signer.generate_hex()
-    _resign(raw, "bot", mallory)
+    raw.resign("bot", mallory)
     # Unpinned and without a witness, the rewrite verifies: that is why the key is pinned
     # outside the database (and the heads witnessed: tests/store/test_witness.py).
     with Guard(open_store(store_url, witness=None)) as unpinned:
@@ -229,7 +206,7 @@ def test_a_store_whose_ledgers_another_key_signed_is_refused_at_open(
     _setup(store_url)
     mallory = Signer.generate_hex()
     for agent_id in ("bot", "other"):
-        _resign(raw, agent_id, mallory)
+        raw.resign(agent_id, mallory)
     with pytest.raises(StoreError) as caught:
         _guard(store_url)
     message = caught.value.message
@@ -269,7 +246,7 @@ def test_a_rewrite_by_the_key_holder_behind_a_checkpoint(store_url: str, raw: Ra
         "UPDATE records SET timestamp = ? WHERE agent_id = 'bot' AND seq = 1",
         (stamp[:-4] + "999Z",),
     )
-    _resign(raw, "bot", KEY)  # whoever holds the key can rewrite and re-sign everything...
+    raw.resign("bot", KEY)  # whoever holds the key can rewrite and re-sign everything...
     with _guard(store_url, signing_key=KEY, witness=None) as guard:  # (and the witness too)
         assert guard.verify("bot")["ok"] is True
         result = guard.verify("bot", checkpoint=published)
