@@ -41,6 +41,9 @@ __all__ = [
     "set_state",
 ]
 
+#: Span and log-record attributes, as OTel takes them (an absent value is left out, never None).
+Attributes = dict[str, str | bool | int | float]
+
 
 @dataclass(frozen=True, slots=True)
 class Otel:
@@ -131,8 +134,8 @@ def _json(value: Any) -> str:
         return repr(value)
 
 
-def _decision_attributes(decision: Mapping[str, Any]) -> dict[str, Any]:
-    attrs: dict[str, Any] = {sc.DECISION: str(decision.get("decision"))}
+def _decision_attributes(decision: Mapping[str, Any]) -> Attributes:
+    attrs: Attributes = {sc.DECISION: str(decision.get("decision"))}
     for key, name in (
         ("action_id", sc.ACTION_ID),
         ("cost", sc.COST),
@@ -158,7 +161,7 @@ class _Span:
 
     _name: str
     _kind: Any
-    _attrs: dict[str, Any]
+    _attrs: Attributes
 
     def __enter__(self) -> Self:
         self._start()
@@ -207,7 +210,7 @@ class _Span:
             self.error(exc)
         self.span.end()
 
-    def _emit(self, attributes: dict[str, Any], denied: bool) -> None:
+    def _emit(self, attributes: Attributes, denied: bool) -> None:
         logger, otel = self._state.logger, self._state.otel
         if logger is None:
             return
@@ -236,7 +239,7 @@ class ToolSpan(_Span):
         self.tool = tool
         self._name = f"{sc.OP_EXECUTE_TOOL} {tool}"
         self._kind = _otel().internal
-        attrs: dict[str, Any] = {
+        attrs: Attributes = {
             sc.GEN_AI_OPERATION_NAME: sc.OP_EXECUTE_TOOL,
             sc.GEN_AI_TOOL_NAME: tool,
             sc.GEN_AI_TOOL_TYPE: sc.TOOL_TYPE_FUNCTION,
@@ -306,7 +309,7 @@ class ToolSpan(_Span):
         """A denial raised rather than answered (a rejection, a timeout) records its decision."""
         if isinstance(exc, ActionDenied) and not isinstance(exc, ApprovalTimeout):
             reason = exc.reason if isinstance(exc.reason, Mapping) else {}
-            denial: dict[str, Any] = {"decision": "denied", "reason": reason}
+            denial: dict[str, object] = {"decision": "denied", "reason": reason}
             if exc.action_id is not None:
                 denial["action_id"] = exc.action_id
             self.decision(denial)
@@ -359,7 +362,7 @@ class AgentSpan(_Span):
         name = agent_name or agent_id
         self._name = f"{sc.OP_INVOKE_AGENT} {name}" if name else sc.OP_INVOKE_AGENT
         self._kind = _otel().internal
-        attrs: dict[str, Any] = {sc.GEN_AI_OPERATION_NAME: sc.OP_INVOKE_AGENT}
+        attrs: Attributes = {sc.GEN_AI_OPERATION_NAME: sc.OP_INVOKE_AGENT}
         optional = (
             (sc.GEN_AI_PROVIDER_NAME, provider),
             (sc.GEN_AI_AGENT_NAME, name),
@@ -406,7 +409,7 @@ class ChatSpan(_Span):
     def __init__(self, model: str | None, provider: str | None, agent_id: str | None) -> None:
         self._name = f"{sc.OP_CHAT} {model}" if model else sc.OP_CHAT
         self._kind = _otel().client
-        attrs: dict[str, Any] = {sc.GEN_AI_OPERATION_NAME: sc.OP_CHAT}
+        attrs: Attributes = {sc.GEN_AI_OPERATION_NAME: sc.OP_CHAT}
         optional = (
             (sc.GEN_AI_PROVIDER_NAME, provider),
             (sc.GEN_AI_REQUEST_MODEL, model),

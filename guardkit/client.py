@@ -285,7 +285,7 @@ class AgentClient(_Http, AgentConveniences):
     def _request(
         self, tool: str, input: Any, cost: Any, key: str | None, approval: Reason | None = None
     ) -> Exchange[DecisionDict]:
-        body: dict[str, Any] = {"tool": tool, "input": {} if input is None else input}
+        body: dict[str, object] = {"tool": tool, "input": {} if input is None else input}
         if cost is not None:
             body["cost"] = cost
         if approval is not None:
@@ -608,7 +608,7 @@ class BackendClient(_Http):
 def _consume(
     http: _Http, path: str, tool: str, input: Any, cost: Any, by: str | None
 ) -> ConsumedAction:
-    body: dict[str, Any] = {"tool": tool, "input": input}
+    body: dict[str, object] = {"tool": tool, "input": input}
     if cost is not None:
         body["cost"] = cost
     if by is not None:

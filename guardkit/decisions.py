@@ -8,6 +8,7 @@ checks, a tool's local checks); ``describe_reason`` and ``denial_text`` word it,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, NotRequired, Required, TypedDict
@@ -47,7 +48,14 @@ __all__ = [
     "Verification",
     "VerifyFailure",
     "PublicKeyInfo",
+    "JSONObject",
+    "JSONValue",
 ]
+
+#: A JSON value as the wire and the ledger carry it (``json.loads`` gives one).
+JSONValue = str | int | float | bool | None | list["JSONValue"] | dict[str, "JSONValue"]
+#: A JSON object: a policy, a ledger payload, a JSON Schema, a request body.
+JSONObject = dict[str, JSONValue]
 
 DecisionName = Literal["allowed", "denied", "pending_approval"]
 ActionStatusName = Literal["requested", "pending_approval", "allowed", "denied", "completed"]
@@ -384,7 +392,7 @@ _WORDING = {
 }
 
 
-def describe_reason(reason: Reason | dict[str, Any]) -> str:
+def describe_reason(reason: Reason | Mapping[str, object]) -> str:
     """A denial reason in words, e.g. ``tool 'rm' is not allowed``.
 
     Codes without a fixed wording (the local checks') read as ``code: message``.
@@ -400,7 +408,7 @@ def describe_reason(reason: Reason | dict[str, Any]) -> str:
     return f"{code}: {detail}" if detail else str(code)
 
 
-def denial_text(reason: Reason | dict[str, Any]) -> str:
+def denial_text(reason: Reason | Mapping[str, object]) -> str:
     """The sentence that tells a model its tool call was denied and must not be retried.
 
     >>> denial_text({"code": "tool_not_allowed", "tool": "rm"})
@@ -412,6 +420,6 @@ def denial_text(reason: Reason | dict[str, Any]) -> str:
     )
 
 
-def scar_text(reason: Reason | dict[str, Any]) -> str:
+def scar_text(reason: Reason | Mapping[str, object]) -> str:
     """The scar reason Lineage writes for a denial, e.g. ``tool 'rm' is not allowed``."""
     return describe_reason(reason)

@@ -15,9 +15,9 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
-from guardkit.decisions import AgentStatus
+from guardkit.decisions import AgentStatus, JSONObject
 from guardkit.local import Guard, LocalAgent
 from guardkit.loop import SYSTEM_PROMPT, RunResult, run
 from guardkit.testing import ScriptedModel
@@ -26,7 +26,7 @@ __all__ = ["DEMO_POLICY", "DemoResult", "run_demo"]
 
 AGENT_ID = "ops-bot"
 
-DEMO_POLICY: dict[str, Any] = {
+DEMO_POLICY: JSONObject = {
     "budget": 500,
     "scar_limit": 10,
     "rate_limit": {"max_actions": 30, "window_secs": 60},
@@ -56,13 +56,25 @@ _INBOX = [
 _SECRET = re.compile(r"(?i)password\s*[=:]\s*\S+|://[^/\s:@]+:[^/\s@]+@")
 
 
+class DecisionRow(TypedDict):
+    """One action of the demo's table, from its ledger records."""
+
+    action_id: str
+    tool: str
+    #: The action's last decision (``requested`` until one is recorded).
+    decision: str
+    cost: int
+    #: What else happened, ``; ``-separated: who approved, why it was denied, its outcome.
+    detail: str
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DemoResult:
     """What the demo did: the run's end, the ledger's decisions and where the ledger is."""
 
     result: RunResult
     status: AgentStatus
-    decisions: list[dict[str, Any]]
+    decisions: list[DecisionRow]
     db_path: str
 
 
@@ -172,9 +184,10 @@ def run_demo(db_path: str | None = None) -> DemoResult:
         )
 
 
-def decision_table(guard: Guard, agent_id: str) -> list[dict[str, Any]]:
+def decision_table(guard: Guard, agent_id: str) -> list[DecisionRow]:
     """One row per action from the ledger: tool, final decision, cost and what happened."""
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, DecisionRow] = {}
+    notes: dict[str, list[str]] = {}
     for record in guard.log(agent_id, limit=5000)["records"]:
         kind, payload = record["kind"], record["payload"]
         if kind == "action_requested":
@@ -183,27 +196,31 @@ def decision_table(guard: Guard, agent_id: str) -> list[dict[str, Any]]:
                 "tool": payload["tool"],
                 "decision": "requested",
                 "cost": payload["cost"],
-                "notes": [],
+                "detail": "",
             }
+            notes[payload["action_id"]] = []
             continue
         row = rows.get(payload.get("action_id") or "")
         if row is None:
             continue
+        said = notes[row["action_id"]]
         if kind == "approval_required":
             row["decision"] = "pending_approval"
-            row["notes"].append("waiting for a human")
+            said.append("waiting for a human")
         elif kind == "action_allowed":
             row["decision"] = "allowed"
             if payload.get("approved_by"):
-                row["notes"].append(f"approved by {payload['approved_by']}")
+                said.append(f"approved by {payload['approved_by']}")
         elif kind == "action_denied":
             row["decision"] = "denied"
-            row["notes"].append(payload["reason"]["code"])
+            said.append(payload["reason"]["code"])
         elif kind == "action_rejected":
             row["decision"] = "denied"
-            row["notes"].append(f"rejected by {payload['by']}")
+            said.append(f"rejected by {payload['by']}")
         elif kind == "outcome":
-            row["notes"].append(payload["status"])
+            said.append(payload["status"])
         elif kind == "scar":
-            row["notes"].append(f"{payload['severity']} scar")
-    return [{**row, "detail": "; ".join(row.pop("notes"))} for row in rows.values()]
+            said.append(f"{payload['severity']} scar")
+    for action_id, row in rows.items():
+        row["detail"] = "; ".join(notes[action_id])
+    return list(rows.values())

@@ -31,7 +31,7 @@ from typing import Any, TypeVar, overload
 
 from guardkit import _semconv as sc
 from guardkit import tracing
-from guardkit.decisions import DecisionDict, Reason
+from guardkit.decisions import DecisionDict, JSONObject, Reason
 from guardkit.errors import (
     ActionDenied,
     ApprovalTimeout,
@@ -67,7 +67,7 @@ def _mistake(code: str, text: str) -> Refusal:
     return Refusal(text=text, code=code, reason=reason)
 
 
-def _parse(name: str, arguments: Arguments) -> dict[str, Any] | Refusal:
+def _parse(name: str, arguments: Arguments) -> JSONObject | Refusal:
     """The model's arguments as a dict, or why they cannot be used (nothing asked, nothing run)."""
     if arguments is None:
         return {}
@@ -109,7 +109,7 @@ def _handed_refusal(exc: BaseException, decision: str | None) -> Refusal | None:
 def _asked(
     agent: AgentGuard,
     name: str,
-    arguments: dict[str, Any],
+    arguments: JSONObject,
     cost: Cost,
     approval_timeout: float,
     poll: float,

@@ -230,7 +230,7 @@ class Engine(EngineReads):
                 approval_reason = verdict.approval
             if rule.requires_approval or approval_reason is not None:
                 action_id = f"act-{number}"
-                payload: dict[str, Any] = {"action_id": action_id}
+                payload: dict[str, object] = {"action_id": action_id}
                 if approval_reason is not None:
                     payload["reason"] = approval_reason
                 tx.append(state, "approval_required", payload, now, action=number)
@@ -379,7 +379,7 @@ class Engine(EngineReads):
         rule: int | None = None,
     ) -> Decision:
         action_id = f"act-{number}"
-        payload: dict[str, Any] = {"action_id": action_id, "approved_by": approved_by}
+        payload: dict[str, object] = {"action_id": action_id, "approved_by": approved_by}
         if note is not None:
             payload["note"] = note
         if rule is not None:

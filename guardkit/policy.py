@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from guardkit._canonical import json_problem
+from guardkit.decisions import JSONObject
 from guardkit.errors import PolicyError
 from guardkit.rules import Conditions, check_conditions
 from guardkit.rules import narrowing_problems as rules_narrowing
@@ -83,8 +84,8 @@ class ToolRule:
     #: compiled once; None when the tool has neither.
     conditions: Conditions | None = field(default=None, repr=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> JSONObject:
+        out: JSONObject = {
             "cost": self.cost,
             "requires_approval": self.requires_approval,
             "max_calls": self.max_calls,
@@ -128,9 +129,9 @@ class Policy:
             return rule.approval_ttl
         return self.approval_ttl
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """The Lineage JSON shape, defaults filled in: what the ledger's policy record holds."""
-        out: dict[str, Any] = {
+        out: JSONObject = {
             "budget": self.budget,
             "scar_limit": self.scar_limit,
             "tools": {name: rule.to_dict() for name, rule in self.tools.items()},

@@ -14,11 +14,38 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from guardkit.protocols import ModelReply, ToolCall
 
-__all__ = ["ScriptedModel", "Turn"]
+__all__ = ["AssistantMessage", "ScriptedCall", "ScriptedModel", "ToolMessage", "Turn"]
+
+
+class ScriptedCall(TypedDict):
+    """A tool call in a scripted assistant message."""
+
+    id: str
+    name: str
+    args: dict[str, Any]
+
+
+class AssistantMessage(TypedDict):
+    """The scripted model's own turn, as it goes back into the conversation."""
+
+    role: Literal["assistant"]
+    content: str
+    tool_calls: list[ScriptedCall]
+
+
+class ToolMessage(TypedDict):
+    """A tool's result (or its refusal) for the scripted model."""
+
+    role: Literal["tool"]
+    tool_call_id: str
+    name: str
+    content: str
+    is_error: bool
+
 
 #: One scripted turn: final text, a list of ``(tool, args)`` calls, a ``ModelReply``, or a
 #: function of the conversation so far that returns one of those.
@@ -66,14 +93,14 @@ class ScriptedModel:
         ]
         return ModelReply(tool_calls=calls, usage=self.usage, stop_reason="tool_use")
 
-    def assistant_message(self, reply: ModelReply) -> dict[str, Any]:
+    def assistant_message(self, reply: ModelReply) -> AssistantMessage:
         return {
             "role": "assistant",
             "content": reply.text,
             "tool_calls": [{"id": c.id, "name": c.name, "args": c.args} for c in reply.tool_calls],
         }
 
-    def tool_result_message(self, call: ToolCall, result: str, *, is_error: bool) -> dict[str, Any]:
+    def tool_result_message(self, call: ToolCall, result: str, *, is_error: bool) -> ToolMessage:
         return {
             "role": "tool",
             "tool_call_id": call.id,
@@ -102,7 +129,7 @@ class SeedCall:
     def args(self) -> dict[str, Any]:
         return self.call.args
 
-    def result_message(self, result: Any) -> dict[str, Any]:
+    def result_message(self, result: Any) -> ToolMessage:
         text = result if isinstance(result, str) else str(result)
         return self.model.tool_result_message(
             self.call, text, is_error=text.startswith(("Denied", "Error"))
@@ -124,5 +151,5 @@ class SeedReply:
     def tool_calls(self) -> list[SeedCall]:
         return [SeedCall(self.model, call) for call in self.reply.tool_calls]
 
-    def as_message(self) -> dict[str, Any]:
+    def as_message(self) -> AssistantMessage:
         return self.model.assistant_message(self.reply)

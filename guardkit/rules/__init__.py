@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from guardkit.decisions import Denial, DenyCode, Reason, Severity
+from guardkit.decisions import Denial, DenyCode, JSONObject, Reason, Severity
 from guardkit.rules.fast import Predicate, compile_predicate, equal
 from guardkit.rules.schema import Problems, check_schema, explain, validator
 from guardkit.rules.shell import CannotJudge
@@ -89,8 +89,8 @@ class Rule:
     reason: str | None
     matches: Predicate
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"when": self.when, "effect": self.effect}
+    def to_dict(self) -> JSONObject:
+        out: JSONObject = {"when": self.when, "effect": self.effect}
         if self.reason is not None:
             out["reason"] = self.reason
         return out

@@ -23,6 +23,7 @@ from typing import Any
 from guardkit.checks.egress import url_host
 from guardkit.checks.hosts import host_matches
 from guardkit.checks.paths import is_under
+from guardkit.decisions import JSONObject
 from guardkit.rules.shell import CannotJudge, command_argv
 
 __all__ = ["KEYWORDS", "SIBLINGS", "argv_of", "path_under", "url_matches"]
@@ -66,28 +67,27 @@ def argv_of(instance: Any, compound: bool) -> list[str] | None:
 
 # -- the same keywords for the jsonschema package ----------------------------------------------
 
-Keyword = Callable[[Any, Any, Any, dict[str, Any]], Iterator[Any]]
+Keyword = Callable[[Any, Any, Any, JSONObject], Iterator[Any]]
 
 
-def _x_path_under(
-    validator: Any, roots: Any, instance: Any, schema: dict[str, Any]
-) -> Iterator[Any]:
+def _x_path_under(validator: Any, roots: Any, instance: Any, schema: JSONObject) -> Iterator[Any]:
     from jsonschema import ValidationError
 
-    if isinstance(instance, str) and not path_under(instance, roots, schema.get("x-path-base")):
+    base = schema.get("x-path-base")  # checked to be an absolute path when the policy loaded
+    if isinstance(instance, str) and not path_under(
+        instance, roots, base if isinstance(base, str) else None
+    ):
         yield ValidationError(f"{instance!r} is not under {', '.join(roots)}")
 
 
-def _x_url_host(validator: Any, hosts: Any, instance: Any, schema: dict[str, Any]) -> Iterator[Any]:
+def _x_url_host(validator: Any, hosts: Any, instance: Any, schema: JSONObject) -> Iterator[Any]:
     from jsonschema import ValidationError
 
     if isinstance(instance, str) and not url_matches(instance, tuple(hosts)):
         yield ValidationError(f"the host of {instance!r} is not one of {', '.join(hosts)}")
 
 
-def _x_shell(
-    validator: Any, argv_schema: Any, instance: Any, schema: dict[str, Any]
-) -> Iterator[Any]:
+def _x_shell(validator: Any, argv_schema: Any, instance: Any, schema: JSONObject) -> Iterator[Any]:
     if not isinstance(instance, (str, list)):
         return
     argv = argv_of(instance, schema.get("x-shell-compound") is True)

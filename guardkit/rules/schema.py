@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from guardkit.checks.hosts import allow_entry
+from guardkit.decisions import JSONObject
 from guardkit.rules.keywords import KEYWORDS, SIBLINGS
 
 __all__ = ["Problems", "check_schema", "explain", "format_checker", "validator"]
@@ -177,7 +178,7 @@ def _local_ref(ref: str, root: Any) -> bool:
     return True
 
 
-def _check_sibling(key: str, value: Any, schema: dict[str, Any], where: str) -> Problems:
+def _check_sibling(key: str, value: Any, schema: JSONObject, where: str) -> Problems:
     problems: Problems = []
     if SIBLINGS[key] not in schema:
         problems.append((where, f"qualifies {SIBLINGS[key]}, which is not beside it"))
@@ -188,7 +189,7 @@ def _check_sibling(key: str, value: Any, schema: dict[str, Any], where: str) -> 
     return problems
 
 
-def _check_guardkit(key: str, value: Any, schema: dict[str, Any], where: str) -> Problems:
+def _check_guardkit(key: str, value: Any, schema: JSONObject, where: str) -> Problems:
     if key in SIBLINGS:
         return _check_sibling(key, value, schema, where)
     if key == "x-shell":

@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 from guardkit._version import __version__
+from guardkit.decisions import JSONObject, JSONValue
 from guardkit.server.bodies import BODIES
 from guardkit.server.wire import Field
 
 __all__ = ["openapi_document"]
 
-_KINDS = {"any": {}, "null": {"type": "null"}}
+_KINDS: dict[str, JSONObject] = {"any": {}, "null": {"type": "null"}}
 
 
-def _field_schema(spec: Field) -> dict[str, Any]:
+def _field_schema(spec: Field) -> JSONObject:
     kinds = [_KINDS.get(kind, {"type": kind}) for kind in spec.kinds]
-    return kinds[0] if len(kinds) == 1 else {"anyOf": kinds}
+    return kinds[0] if len(kinds) == 1 else {"anyOf": [*kinds]}
 
 
-def _body_schema(name: str) -> dict[str, Any]:
+def _body_schema(name: str) -> JSONObject:
     fields = BODIES[name]
     return {
         "type": "object",
@@ -29,12 +29,12 @@ def _body_schema(name: str) -> dict[str, Any]:
     }
 
 
-def _ref(name: str) -> dict[str, Any]:
+def _ref(name: str) -> JSONObject:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-_OBJ: dict[str, Any] = {"type": "object"}
-_SCHEMAS: dict[str, Any] = {
+_OBJ: JSONObject = {"type": "object"}
+_SCHEMAS: JSONObject = {
     "Error": {
         "type": "object",
         "required": ["error", "code"],
@@ -105,16 +105,21 @@ _ERRORS = {
     "503": "the agent's ledger failed verification (quarantined)",
 }
 
-_AGENT_ID = {
+_AGENT_ID: JSONObject = {
     "name": "agent_id",
     "in": "path",
     "required": True,
     "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
 }
-_ACTION_ID = {"name": "action_id", "in": "path", "required": True, "schema": {"type": "string"}}
+_ACTION_ID: JSONObject = {
+    "name": "action_id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string"},
+}
 
 #: (method, path, roles, summary, body schema or None, response schema, extra parameters)
-_OPERATIONS: list[tuple[str, str, str, str, str | None, dict[str, Any], list[Any]]] = [
+_OPERATIONS: list[tuple[str, str, str, str, str | None, JSONObject, list[JSONValue]]] = [
     (
         "get",
         "/healthz",
@@ -305,15 +310,15 @@ def _operation(
     roles: str,
     summary: str,
     body: str | None,
-    result: dict[str, Any],
-    extra: list[Any],
-) -> dict[str, Any]:
-    params = [
+    result: JSONObject,
+    extra: list[JSONValue],
+) -> JSONObject:
+    params: list[JSONValue] = [
         p for p, name in ((_AGENT_ID, "{agent_id}"), (_ACTION_ID, "{action_id}")) if name in path
     ]
     media = "application/x-ndjson" if path.endswith("/export") else "application/json"
-    error = {"content": {"application/json": {"schema": _ref("Error")}}}
-    op: dict[str, Any] = {
+    error: JSONObject = {"content": {"application/json": {"schema": _ref("Error")}}}
+    op: JSONObject = {
         "summary": summary,
         "description": f"Roles: {roles}.",
         "parameters": params + extra,
@@ -333,12 +338,11 @@ def _operation(
 
 
 @functools.cache
-def openapi_document() -> dict[str, Any]:
-    paths: dict[str, dict[str, Any]] = {}
-    for method, path, roles, summary, body, result, extra in _OPERATIONS:
-        paths.setdefault(path, {})[method] = _operation(
-            method, path, roles, summary, body, result, extra
-        )
+def openapi_document() -> JSONObject:
+    paths: JSONObject = {
+        path: {op[0]: _operation(*op) for op in _OPERATIONS if op[1] == path}
+        for path in dict.fromkeys(op[1] for op in _OPERATIONS)
+    }
     return {
         "openapi": "3.1.0",
         "info": {"title": "guardkit guard server (Lineage-compatible)", "version": __version__},
