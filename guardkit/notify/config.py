@@ -14,8 +14,10 @@ from typing import Any, TypeVar
 
 import click
 
+from guardkit.notify.links import link_key
 from guardkit.notify.sinks import CommandSink, Sink, SlackSink, WebhookSink
-from guardkit.notify.worker import DeliverySettings
+from guardkit.notify.worker import DeliverySettings, Worker
+from guardkit.store.base import Store
 
 __all__ = ["MIN_SECRET", "NotifyConfig", "from_options", "notify_options"]
 
@@ -33,6 +35,8 @@ class NotifyConfig:
     command: str | None = None
     #: The console's public base URL, linked from every notification.
     console_url: str | None = None
+    #: Seconds a signed approval link lasts at most (0: messages carry no link to decide).
+    link_ttl: float = 3600.0
     settings: DeliverySettings = field(default_factory=DeliverySettings)
 
     def __post_init__(self) -> None:
@@ -42,6 +46,8 @@ class NotifyConfig:
                 f"(--notify-secret) of at least {MIN_SECRET} characters: without it a receiver "
                 "can't tell the guard's deliveries from anyone else's"
             )
+        if self.link_ttl < 0:
+            raise ValueError("GUARD_LINK_TTL (--link-ttl) must be >= 0 seconds")
         for name in ("webhook", "slack"):
             url = getattr(self, name)
             if url and not url.startswith(("https://", "http://")):
@@ -62,6 +68,17 @@ class NotifyConfig:
             found.append(CommandSink(self.command))
         return found
 
+    def worker(self, store: Store, console_url: str | None) -> Worker:
+        """The delivery worker for ``store``; links to ``console_url`` unless one is set."""
+        return Worker(
+            store,
+            self.sinks(),
+            settings=self.settings,
+            console_url=self.console_url or console_url,
+            link_key=link_key(store) if self.link_ttl > 0 else None,
+            link_ttl=self.link_ttl,
+        )
+
 
 _OPTIONS: list[tuple[str, str, type, Any, str]] = [
     ("--notify-webhook", "GUARD_NOTIFY_WEBHOOK", str, None, "POST signed event JSON here."),
@@ -73,6 +90,7 @@ _OPTIONS: list[tuple[str, str, type, Any, str]] = [
     ("--notify-lease", "GUARD_NOTIFY_LEASE", float, 60.0, "Seconds a claimed delivery is held."),
     ("--notify-poll", "GUARD_NOTIFY_POLL", float, 1.0, "Seconds between looks for new events."),
     ("--console-url", "GUARD_PUBLIC_URL", str, None, "The console's URL, linked from messages."),
+    ("--link-ttl", "GUARD_LINK_TTL", float, 3600.0, "Longest life of a signed approval link."),
 ]
 
 
@@ -100,5 +118,6 @@ def from_options(values: dict[str, Any]) -> NotifyConfig:
         slack=values["notify_slack"],
         command=values["notify_command"],
         console_url=values["console_url"],
+        link_ttl=values["link_ttl"],
         settings=settings,
     )

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from guardkit.errors import DeliveryFailed, GuardError
 from guardkit.notify.check import mismatch
 from guardkit.notify.event import Delivery
+from guardkit.notify.links import claims_for, mint
 from guardkit.notify.sinks import Sink
 from guardkit.store import deliveries
 from guardkit.store.base import Store
@@ -81,6 +82,8 @@ class Worker:
         *,
         settings: DeliverySettings | None = None,
         console_url: str | None = None,
+        link_key: bytes | None = None,
+        link_ttl: float = 3600.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         names = [sink.name for sink in sinks]
@@ -90,6 +93,10 @@ class Worker:
         self.sinks = list(sinks)
         self.settings = settings or DeliverySettings()
         self.console_url = console_url
+        #: With a key (and a console URL), each pending approval's message carries a signed
+        #: link to decide it, valid ``link_ttl`` seconds at most (``guardkit.notify.links``).
+        self.link_key = link_key
+        self.link_ttl = link_ttl
         self.clock = clock
         #: Who holds a claim: unique per worker, readable in the database.
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -121,6 +128,11 @@ class Worker:
                 try:
                     delivery = Delivery(item.body, item.attempts, self.console_url)
                     wrong = mismatch(tx, delivery.event)
+                    if wrong is None and self.link_key is not None and self.console_url:
+                        claims = claims_for(tx, delivery.event, sink.name, self.link_ttl)
+                        if claims is not None:
+                            token = mint(self.link_key, claims)
+                            delivery = Delivery(item.body, item.attempts, self.console_url, token)
                 except (ValueError, KeyError, TypeError) as exc:
                     ready.append((item, None, f"bad event {item.id}: {exc}"))
                     continue

@@ -253,6 +253,33 @@ _OPERATIONS: list[tuple[str, str, str, str, str | None, dict[str, Any], list[Any
     ),
     (
         "post",
+        "/v1/agents/{agent_id}/actions/{action_id}/link",
+        "none (a signed approval link in the body)",
+        "guardkit: the action a signed approval link may decide",
+        "Link",
+        _OBJ,
+        [],
+    ),
+    (
+        "post",
+        "/v1/agents/{agent_id}/actions/{action_id}/link/approve",
+        "none (a signed approval link in the body)",
+        "guardkit: approve with a signed approval link (its action and input only, once)",
+        "LinkApprove",
+        _ref("Decision"),
+        [],
+    ),
+    (
+        "post",
+        "/v1/agents/{agent_id}/actions/{action_id}/link/reject",
+        "none (a signed approval link in the body)",
+        "guardkit: reject with a signed approval link (its action and input only, once)",
+        "LinkReject",
+        _ref("Decision"),
+        [],
+    ),
+    (
+        "post",
         "/v1/agents/{agent_id}/scars",
         "admin",
         "Scar the agent",
@@ -322,7 +349,7 @@ def _operation(
             **{code: {"description": text, **error} for code, text in _ERRORS.items()},
         },
     }
-    if roles != "none":
+    if not roles.startswith("none"):
         op["security"] = [{"bearer": []}]
     if body is not None:
         op["requestBody"] = {

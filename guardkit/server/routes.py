@@ -5,7 +5,8 @@ check decided, recorded like the engine's own), ``POST .../actions/{action_id}/c
 role), ``POST .../actions/{action_id}/withdraw`` (the agent stops waiting for a human),
 ``GET /v1/agents/{id}/export`` (JSON Lines), ``GET /v1/agents/{id}/policy`` (the agent's own
 policy, so its check sections apply over HTTP), ``?wait=SECONDS`` on the action read, an
-``Idempotency-Key`` header and an ``approval_reason`` field on ``POST .../actions``.
+``Idempotency-Key`` header and an ``approval_reason`` field on ``POST .../actions``, and
+``POST .../actions/{action_id}/link[/approve|/reject]`` (a signed approval link, no token).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from guardkit.decisions import ActionStatus, ConsumedAction, DecisionDict, Sever
 from guardkit.errors import InvalidInput
 from guardkit.server.auth import Access, Role
 from guardkit.server.endpoint import Ctx, endpoint
+from guardkit.server.links import link_approve, link_reject, link_show
 
 __all__ = ["api_routes"]
 
@@ -255,6 +257,9 @@ def api_routes() -> list[BaseRoute]:
         ("POST", action + "/approve", ADMIN, approve),
         ("POST", action + "/reject", ADMIN, reject),
         ("POST", action + "/consume", BACKEND, consume),
+        ("POST", action + "/link", None, link_show),
+        ("POST", action + "/link/approve", None, link_approve),
+        ("POST", action + "/link/reject", None, link_reject),
         ("POST", agent + "/scars", ADMIN, scar),
         ("POST", agent + "/terminate", ADMIN, terminate),
         ("GET", agent + "/log", ADMIN, agent_log),

@@ -134,6 +134,67 @@ async function showPending(agentId, queue) {
   }
 }
 
+// Why a human must decide this call: the rule or check that asked, else the tool's policy.
+function whyText(action) {
+  const why = action.approval_reason;
+  if (why && why.code === "rule_requires_approval") {
+    return "Asks a human because rule " + why.rule + " of the policy for " + why.tool +
+      " matched: " + (why.message || "");
+  }
+  if (why) return "Asks a human because " + why.code + ": " + (why.message || "");
+  return "Asks a human because the policy requires approval for " + action.tool;
+}
+
+// A signed link (#agent=..&action=..&link=..) decides one action without the operator token.
+// The token came in the fragment, which no server sees; it leaves only in a POST body.
+function linkFromHash() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const link = params.get("link");
+  if (!link || !params.get("agent") || !params.get("action")) return null;
+  return { link, agent: params.get("agent"), action: params.get("action") };
+}
+
+async function linkPost(target, suffix, body) {
+  const path = agentPath(target.agent) + "/actions/" + encodeURIComponent(target.action) +
+    "/link" + suffix;
+  const response = await fetch(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ link: target.link, ...body }),
+  });
+  const data = await response.json();
+  if (!response.ok) throw new Error(response.status + " " + data.code + ": " + data.error);
+  return data;
+}
+
+async function showLink(target) {
+  $("link-view").hidden = false;
+  const shown = await linkPost(target, "", {});
+  const action = shown.action;
+  const box = $("link-action");
+  box.replaceChildren(
+    el("strong", shown.agent_id + " / " + action.action_id + ": " + action.tool),
+    el("span", " cost " + action.cost + ", " + action.status + ", link " + shown.link_id +
+      " (" + shown.sink + ") valid until " + new Date(shown.expires_at * 1000).toISOString()),
+    el("p", whyText(action), { class: "why" }),
+    el("pre", JSON.stringify(action.input, null, 2), { class: "input" }));
+  const pending = action.status === "pending_approval";
+  $("link-approve").disabled = !pending;
+  $("link-reject").disabled = !pending;
+}
+
+async function decideByLink(target, verb) {
+  const name = $("link-name").value || null;
+  const note = $("link-note").value || null;
+  const body = verb === "approve" ? { name, note } : { name, reason: note };
+  const decision = await linkPost(target, "/" + verb, body);
+  say(decision.action_id + ": " + decision.decision, false);
+  // Used: drop the token from the address bar and history.
+  history.replaceState(null, "", location.pathname);
+  $("link-approve").disabled = true;
+  $("link-reject").disabled = true;
+}
+
 async function reject(path, approver, scar) {
   const reason = prompt("Reason for the rejection") || "rejected in the console";
   const decision = await api("POST", path + "/reject", { approver, reason, scar });
@@ -180,6 +241,14 @@ async function showLog(agentId, page) {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  const target = linkFromHash();
+  if (target) {
+    $("link-approve").addEventListener("click",
+      () => decideByLink(target, "approve").catch((err) => say(err.message, true)));
+    $("link-reject").addEventListener("click",
+      () => decideByLink(target, "reject").catch((err) => say(err.message, true)));
+    showLink(target).catch((err) => say(err.message, true));
+  }
   $("login").addEventListener("submit", (event) => {
     event.preventDefault();
     sessionStorage.setItem(KEY, $("token").value);
@@ -188,5 +257,5 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("logout").addEventListener("click", () => { sessionStorage.removeItem(KEY); say("Token forgotten.", false); });
   $("refresh").addEventListener("click", () => refresh().catch((err) => say(err.message, true)));
-  refresh().catch((err) => say(err.message, true));
+  if (!target || token()) refresh().catch((err) => say(err.message, true));
 });
