@@ -144,6 +144,25 @@ _OPERATIONS: list[tuple[str, str, str, str, str | None, dict[str, Any], list[Any
         {"type": "object", "required": ["sinks"]},
         [],
     ),
+    (
+        "get",
+        "/v1/pending",
+        "admin",
+        "guardkit: every agent's pending approvals, newest first, with why each waits",
+        None,
+        {"type": "object", "required": ["pending"]},
+        [
+            {
+                "name": name,
+                "in": "query",
+                "required": False,
+                "schema": {"type": "array", "items": {"type": "string"}},
+                "style": "form",
+                "explode": True,
+            }
+            for name in ("agent", "tool")
+        ],
+    ),
     ("get", "/v1/agents/{agent_id}", "agent, admin", "Agent status", None, _ref("AgentStatus"), []),
     ("get", "/v1/agents/{agent_id}/token", "admin", "Re-issue the agent's token", None, _OBJ, []),
     (
