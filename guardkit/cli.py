@@ -359,12 +359,13 @@ def _print_sinks(sinks: list[dict[str, Any]]) -> None:
     if not sinks:
         click.echo("No sink has delivered from this store yet (docs/notifications.md).")
         return
-    table = Table("sink", "pending", "delivered", "attempts", "failures", "last error")
+    table = Table("sink", "pending", "delivered", "skipped", "attempts", "failures", "last error")
     for row in sinks:
         table.add_row(
             row["sink"],
             str(row["pending"]),
             str(row["delivered"]),
+            str(row["skipped"]),
             str(row["attempts"]),
             str(row["failures"]),
             _cell(row["last_error"] or ""),

@@ -3,12 +3,14 @@
 ``GUARD_NOTIFY_WEBHOOK`` and ``GUARD_NOTIFY_SECRET`` are the simplest setup; a Slack incoming
 webhook (``GUARD_NOTIFY_SLACK``) and a command (``GUARD_NOTIFY_COMMAND``) may be added. Each
 option of ``guardkit serve`` and ``guardkit notify`` has the same name in lower case
-(``--notify-webhook``...) and wins over its variable.
+(``--notify-webhook``...) and wins over its variable. ``GUARD_NOTIFY_EVENTS`` (a comma-separated
+list of event types) says which events every sink takes; ``GUARD_NOTIFY_WEBHOOK_EVENTS``,
+``..._SLACK_EVENTS`` and ``..._COMMAND_EVENTS`` say it for one sink, over it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -18,8 +20,9 @@ from guardkit.notify.links import link_key
 from guardkit.notify.sinks import CommandSink, Sink, SlackSink, WebhookSink
 from guardkit.notify.worker import DeliverySettings, Worker
 from guardkit.store.base import Store
+from guardkit.store.outbox import EVENT_TYPES
 
-__all__ = ["MIN_SECRET", "NotifyConfig", "from_options", "notify_options"]
+__all__ = ["MIN_SECRET", "NotifyConfig", "event_types", "from_options", "notify_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -37,6 +40,9 @@ class NotifyConfig:
     console_url: str | None = None
     #: Seconds a signed approval link lasts at most (0: messages carry no link to decide).
     link_ttl: float = 3600.0
+    #: Sink name (``webhook``, ``slack``, ``command``) -> the event types it takes; a sink not
+    #: named takes every type.
+    events: Mapping[str, frozenset[str]] = field(default_factory=dict)
     settings: DeliverySettings = field(default_factory=DeliverySettings)
 
     def __post_init__(self) -> None:
@@ -77,6 +83,7 @@ class NotifyConfig:
             console_url=self.console_url or console_url,
             link_key=link_key(store) if self.link_ttl > 0 else None,
             link_ttl=self.link_ttl,
+            events=self.events,
         )
 
 
@@ -91,7 +98,31 @@ _OPTIONS: list[tuple[str, str, type, Any, str]] = [
     ("--notify-poll", "GUARD_NOTIFY_POLL", float, 1.0, "Seconds between looks for new events."),
     ("--console-url", "GUARD_PUBLIC_URL", str, None, "The console's URL, linked from messages."),
     ("--link-ttl", "GUARD_LINK_TTL", float, 3600.0, "Longest life of a signed approval link."),
+    ("--notify-events", "GUARD_NOTIFY_EVENTS", str, None, "Event types every sink takes (a,b)."),
+    ("--notify-webhook-events", "GUARD_NOTIFY_WEBHOOK_EVENTS", str, None, "The webhook's types."),
+    ("--notify-slack-events", "GUARD_NOTIFY_SLACK_EVENTS", str, None, "The Slack sink's types."),
+    ("--notify-command-events", "GUARD_NOTIFY_COMMAND_EVENTS", str, None, "The command's types."),
+    (
+        "--notify-retention",
+        "GUARD_NOTIFY_RETENTION",
+        float,
+        30 * 86400.0,
+        "Seconds delivered events are kept (0: forever).",
+    ),
 ]
+
+
+def event_types(text: str | None, option: str) -> frozenset[str] | None:
+    """The event types a comma-separated ``text`` names (None: every type)."""
+    if text is None or not text.strip():
+        return None
+    names = frozenset(part.strip() for part in text.split(",") if part.strip())
+    unknown = sorted(names - set(EVENT_TYPES))
+    if unknown:
+        raise ValueError(
+            f"{option}: unknown event type {unknown[0]!r}; the types are {', '.join(EVENT_TYPES)}"
+        )
+    return names
 
 
 def notify_options(command: F) -> F:
@@ -111,7 +142,17 @@ def from_options(values: dict[str, Any]) -> NotifyConfig:
         max_backoff=values["notify_max_backoff"],
         lease=values["notify_lease"],
         poll=values["notify_poll"],
+        retention=values["notify_retention"],
     )
+    default = event_types(values["notify_events"], "GUARD_NOTIFY_EVENTS")
+    events: dict[str, frozenset[str]] = {}
+    for sink in ("webhook", "slack", "command"):
+        option = f"GUARD_NOTIFY_{sink.upper()}_EVENTS"
+        types = event_types(values[f"notify_{sink}_events"], option)
+        if types is None:
+            types = default
+        if types is not None:
+            events[sink] = types
     return NotifyConfig(
         webhook=values["notify_webhook"],
         secret=values["notify_secret"],
@@ -119,5 +160,6 @@ def from_options(values: dict[str, Any]) -> NotifyConfig:
         command=values["notify_command"],
         console_url=values["console_url"],
         link_ttl=values["link_ttl"],
+        events=events,
         settings=settings,
     )

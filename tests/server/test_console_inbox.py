@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from guardkit import ActionDenied
 from guardkit.client import AgentClient
-from guardkit.notify import DeliverySettings, WebhookSink, Worker
+from guardkit.notify import CommandSink, DeliverySettings, WebhookSink, Worker
 from guardkit.notify.links import link_id
 from tests.notify.receiver import Receiver
 from tests.server.conftest import ADMIN, Server
@@ -198,3 +201,34 @@ def test_a_signed_link_approves_in_the_browser_without_the_operator_token(
     again.goto(event["console_url"])
     again.locator("#link-action").filter(has_text="completed").wait_for()
     assert again.locator("#link-approve").is_disabled()
+
+
+def test_the_console_shows_each_sinks_deliveries_and_last_error(
+    server: Server, page: Any, tmp_path: Path
+) -> None:
+    agent_id, token = server.new_agent(POLICY)
+    with AgentClient(server.url, agent_id, token) as client:
+        client.request("wire", {"to": "x"}, 1)
+    script = tmp_path / "sink.py"
+    script.write_text("import sys\nsys.stderr.write('pager is down')\nsys.exit(3)\n")
+    name = "pager-" + uuid.uuid4().hex[:6]
+    worker = Worker(
+        server.state.store,
+        [CommandSink(f"{sys.executable} {script}", name=name)],
+        settings=DeliverySettings(backoff=60, max_backoff=60),
+    )
+    worker.deliver_due(worker.sinks[0])
+    worker.stop()
+    with server.http(ADMIN) as http:
+        (stats,) = [s for s in http.get("/v1/notifications").json()["sinks"] if s["sink"] == name]
+    page.click("#refresh")
+    row = page.locator(f"#deliveries tr[data-sink='{name}']")
+    row.wait_for()
+    cells = [row.locator("td").nth(i).text_content() for i in range(8)]
+    counts = [str(stats[k]) for k in ("pending", "attempts", "failures")]
+    assert cells[:6] == [name, counts[0], "0", "0", counts[1], counts[2]]
+    assert stats["pending"] >= 1
+    assert stats["failures"] == stats["attempts"] >= 1
+    assert "exited 3: pager is down" in cells[6]
+    with server.admin() as admin:
+        admin.reject(agent_id, "act-1", approver="operator", reason="test over")

@@ -93,9 +93,11 @@ async function refresh() {
     body.append(row);
   }
   const inbox = await loadInbox();
+  const sinks = await loadDeliveries();
   if (generation !== refreshes) return;
   $("agents").querySelector("tbody").replaceChildren(body);
   showInbox(inbox);
+  $("deliveries").querySelector("tbody").replaceChildren(sinks);
   say("Updated " + new Date().toLocaleTimeString() + ".", false);
 }
 
@@ -155,6 +157,29 @@ function inboxItem(item) {
   box.append(button("Reject", () => reject(path, approver(), note.value, null)));
   box.append(button("Reject with scar", () => reject(path, approver(), note.value, "moderate")));
   return box;
+}
+
+// Delivery status per notification sink (the same numbers as guardkit status --notifications).
+async function loadDeliveries() {
+  const { sinks } = await api("GET", "/v1/notifications");
+  const rows = document.createDocumentFragment();
+  for (const sink of sinks) {
+    const row = el("tr", undefined, { "data-sink": sink.sink });
+    const error = sink.last_error ? sink.last_error + " (" +
+      new Date(sink.last_error_at * 1000).toISOString() + ")" : "";
+    for (const value of [sink.sink, sink.pending, sink.delivered, sink.skipped, sink.attempts,
+      sink.failures, error, sink.last_delivered_at
+        ? new Date(sink.last_delivered_at * 1000).toISOString() : ""]) {
+      row.append(el("td", value));
+    }
+    rows.append(row);
+  }
+  if (!sinks.length) {
+    const row = el("tr");
+    row.append(el("td", "No sink has delivered from this store yet.", { colspan: "8" }));
+    rows.append(row);
+  }
+  return rows;
 }
 
 // Why a human must decide this call: the rule or check that asked, else the tool's policy.
