@@ -16,7 +16,7 @@ import pytest
 from guardkit import ActionDenied
 from guardkit.client import AgentClient
 from guardkit.notify import CommandSink, DeliverySettings, WebhookSink, Worker
-from guardkit.notify.links import link_id
+from guardkit.notify.links import LinkClaims, link_id, mint
 from tests.notify.receiver import Receiver
 from tests.server.conftest import ADMIN, Server
 from tests.server.test_console import HOSTILE, browser
@@ -231,4 +231,27 @@ def test_the_console_shows_each_sinks_deliveries_and_last_error(
     assert stats["failures"] == stats["attempts"] >= 1
     assert "exited 3: pager is down" in cells[6]
     with server.admin() as admin:
+        admin.reject(agent_id, "act-1", approver="operator", reason="test over")
+
+
+def test_an_expired_link_page_decides_nothing(server: Server, context: Any) -> None:
+    agent_id, token = server.new_agent(POLICY)
+    with AgentClient(server.url, agent_id, token) as client:
+        client.request("wire", {"to": "x"}, 1)
+        sha = client.action("act-1")["input_sha256"]
+    claims: LinkClaims = {
+        "agent_id": agent_id,
+        "action_id": "act-1",
+        "input_sha256": sha,
+        "exp": int(time.time()) - 5,
+        "sink": "webhook",
+    }
+    link = mint(server.state.tokens.link_key, claims)
+    page = context.new_page()
+    page.goto(f"{server.url}/#agent={agent_id}&action=act-1&link={link}")
+    page.locator("#message.error").filter(has_text="expired").wait_for()
+    assert page.locator("#link-approve").is_disabled()
+    assert page.locator("#link-reject").is_disabled()
+    with server.admin() as admin:
+        assert admin.action(agent_id, "act-1")["status"] == "pending_approval"
         admin.reject(agent_id, "act-1", approver="operator", reason="test over")

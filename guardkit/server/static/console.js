@@ -217,6 +217,8 @@ async function linkPost(target, suffix, body) {
 
 async function showLink(target) {
   $("link-view").hidden = false;
+  $("link-approve").disabled = true;  // until the server says the link may decide
+  $("link-reject").disabled = true;
   const shown = await linkPost(target, "", {});
   const action = shown.action;
   const box = $("link-action");
