@@ -144,10 +144,10 @@ def from_options(values: dict[str, Any]) -> NotifyConfig:
         poll=values["notify_poll"],
         retention=values["notify_retention"],
     )
-    default = event_types(values["notify_events"], "GUARD_NOTIFY_EVENTS")
+    default = event_types(values["notify_events"], "GUARD_NOTIFY_EVENTS (--notify-events)")
     events: dict[str, frozenset[str]] = {}
     for sink in ("webhook", "slack", "command"):
-        option = f"GUARD_NOTIFY_{sink.upper()}_EVENTS"
+        option = f"GUARD_NOTIFY_{sink.upper()}_EVENTS (--notify-{sink}-events)"
         types = event_types(values[f"notify_{sink}_events"], option)
         if types is None:
             types = default
