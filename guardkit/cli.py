@@ -359,12 +359,13 @@ def _print_sinks(sinks: list[dict[str, Any]]) -> None:
     if not sinks:
         click.echo("No sink has delivered from this store yet (docs/notifications.md).")
         return
-    table = Table("sink", "pending", "delivered", "attempts", "failures", "last error")
+    table = Table("sink", "pending", "delivered", "skipped", "attempts", "failures", "last error")
     for row in sinks:
         table.add_row(
             row["sink"],
             str(row["pending"]),
             str(row["delivered"]),
+            str(row["skipped"]),
             str(row["attempts"]),
             str(row["failures"]),
             _cell(row["last_error"] or ""),
@@ -398,7 +399,9 @@ def pending(
         if agent_id is not None:
             items = list(guard.pending(agent_id))
         else:
-            items = _all_pending(guard, set(agents), set(tools))
+            from guardkit.notify.inbox import pending_across
+
+            items = list(pending_across(guard.engine, set(agents), set(tools)))
 
     def render(rows: list[dict[str, Any]]) -> None:
         if not rows:
@@ -421,22 +424,6 @@ def pending(
                     _say(f"  labels: {', '.join(why['sources'])}")
 
     _emit(items, as_json, render)
-
-
-def _all_pending(guard: Guard, agents: set[str], tools: set[str]) -> list[dict[str, Any]]:
-    """Every agent's pending actions (or those of ``agents``, for ``tools``), newest first;
-    a quarantined agent's are left out (``guardkit agents`` shows why)."""
-    found: list[dict[str, Any]] = []
-    for entry in guard.agents():
-        who = entry["agent_id"]
-        if entry["state"] != "active" or (agents and who not in agents):
-            continue
-        for item in guard.pending(who):
-            if not tools or item["action"]["tool"] in tools:
-                found.append({"agent_id": who, **item})
-    # ISO timestamps of one clock sort as text; the ledger's seq breaks ties within an agent.
-    found.sort(key=lambda i: (i["requested_at"], i["agent_id"], i["seq"]), reverse=True)
-    return found
 
 
 def _decision_render(decision: dict[str, Any]) -> None:
@@ -463,7 +450,7 @@ def approve(
 @click.argument("agent_id")
 @click.argument("action_id")
 @click.option("--by", "approver", required=True)
-@click.option("--reason", required=True)
+@click.option("--reason", "--note", "reason", required=True, help="Why (signed into the ledger).")
 @click.option(
     "--scar",
     type=click.Choice(["minor", "moderate", "severe", "fatal"]),

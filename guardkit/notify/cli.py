@@ -30,7 +30,6 @@ def notify(store_url: str, once: bool, **options: Any) -> None:
     Runs until SIGINT or SIGTERM; a delivery interrupted by a crash is sent again (same event
     id) after its lease.
     """
-    from guardkit.notify.worker import Worker
     from guardkit.store import open_store
 
     try:
@@ -46,7 +45,11 @@ def notify(store_url: str, once: bool, **options: Any) -> None:
         store = open_store(store_url)
     except GuardError as exc:
         raise click.ClickException(exc.message) from None
-    worker = Worker(store, config.sinks(), settings=config.settings, console_url=config.console_url)
+    try:
+        worker = config.worker(store, None)
+    except GuardError as exc:
+        store.close()
+        raise click.ClickException(exc.message) from None
     try:
         if once:
             for sink in worker.sinks:

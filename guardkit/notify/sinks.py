@@ -144,7 +144,9 @@ def slack_message(delivery: Delivery) -> dict[str, Any]:
     if decision:
         shown = ", ".join(f"{k}: {v}" for k, v in decision.items() if v is not None)
         lines.append(f"Decision: {shown}")
-    if delivery.link:
+    if delivery.link and "&link=" in delivery.link:
+        lines.append(f"<{delivery.link}|Approve or reject (a signed link, for this action, once)>")
+    elif delivery.link:
         lines.append(f"<{delivery.link}|Open in the guardkit console>")
     text = "\n".join(lines)
     return {"text": text, "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]}

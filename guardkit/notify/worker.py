@@ -7,6 +7,10 @@ jitter so many stores don't retry in step). A worker killed mid-delivery (``kill
 its claims to expire after ``lease`` seconds; whoever claims them next sends them again, with
 the same event id, so a receiver that drops repeats sees each event exactly once. Events are
 never dropped: one that keeps failing keeps its row and is retried at the longest back-off.
+
+A sink may take only some event types (``events``): the others are enrolled settled, never
+sent. Every ``prune_every`` seconds the first sink's thread deletes the events every sink
+settled more than ``retention`` seconds ago (``deliveries.prune``); undelivered ones stay.
 """
 
 from __future__ import annotations
@@ -18,12 +22,13 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from guardkit.errors import DeliveryFailed, GuardError
 from guardkit.notify.check import mismatch
 from guardkit.notify.event import Delivery
+from guardkit.notify.links import claims_for, mint
 from guardkit.notify.sinks import Sink
 from guardkit.store import deliveries
 from guardkit.store.base import Store
@@ -50,10 +55,16 @@ class DeliverySettings:
     poll: float = 1.0
     #: Events claimed (and marked) at once.
     batch: int = 100
+    #: Delivered events older than this are deleted from the outbox (0: kept forever).
+    retention: float = 30 * 86400.0
+    #: How often the worker looks for events to delete.
+    prune_every: float = 300.0
 
     def __post_init__(self) -> None:
         if not 0 < self.backoff <= self.max_backoff:
             raise ValueError("backoff must be > 0 and at most max_backoff")
+        if self.retention < 0 or self.prune_every <= 0:
+            raise ValueError("retention must be >= 0 seconds, prune_every > 0")
         if self.lease <= 0 or self.poll <= 0 or self.batch < 1:
             raise ValueError("lease and poll must be > 0, batch >= 1")
 
@@ -81,6 +92,9 @@ class Worker:
         *,
         settings: DeliverySettings | None = None,
         console_url: str | None = None,
+        link_key: bytes | None = None,
+        link_ttl: float = 3600.0,
+        events: Mapping[str, Collection[str]] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         names = [sink.name for sink in sinks]
@@ -90,6 +104,13 @@ class Worker:
         self.sinks = list(sinks)
         self.settings = settings or DeliverySettings()
         self.console_url = console_url
+        #: With a key (and a console URL), each pending approval's message carries a signed
+        #: link to decide it, valid ``link_ttl`` seconds at most (``guardkit.notify.links``).
+        self.link_key = link_key
+        self.link_ttl = link_ttl
+        #: Sink name -> the event types it takes (a sink not named takes every type).
+        self.events = {name: frozenset(types) for name, types in (events or {}).items()}
+        self._pruned_at = float("-inf")
         self.clock = clock
         #: Who holds a claim: unique per worker, readable in the database.
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -109,7 +130,8 @@ class Worker:
         """
         settings = self.settings
         with self.store.transaction() as tx:
-            deliveries.enrol(tx, sink.name, full=full)
+            types = self.events.get(sink.name)
+            deliveries.enrol(tx, sink.name, full=full, types=types, now=self.clock())
             claimed = deliveries.claim(
                 tx, sink.name, self.owner, self.clock(), settings.lease, settings.batch
             )
@@ -121,6 +143,11 @@ class Worker:
                 try:
                     delivery = Delivery(item.body, item.attempts, self.console_url)
                     wrong = mismatch(tx, delivery.event)
+                    if wrong is None and self.link_key is not None and self.console_url:
+                        claims = claims_for(tx, delivery.event, sink.name, self.link_ttl)
+                        if claims is not None:
+                            token = mint(self.link_key, claims)
+                            delivery = Delivery(item.body, item.attempts, self.console_url, token)
                 except (ValueError, KeyError, TypeError) as exc:
                     ready.append((item, None, f"bad event {item.id}: {exc}"))
                     continue
@@ -141,6 +168,19 @@ class Worker:
             results.append((item, error))
         self._mark(sink, results, stopped=len(results) < len(claimed))
         return len(results)
+
+    def prune(self) -> int:
+        """Delete the events every sink settled over ``retention`` seconds ago; how many."""
+        if self.settings.retention <= 0:
+            return 0
+        before = self.clock() - self.settings.retention
+        pruned = 0
+        while True:
+            with self.store.transaction() as tx:
+                done = deliveries.prune(tx, before)
+            pruned += done
+            if done == 0 or self._stop.is_set():
+                return pruned
 
     def _mark(
         self, sink: Sink, results: list[tuple[deliveries.Claimed, str | None]], *, stopped: bool
@@ -189,6 +229,11 @@ class Worker:
                 # Now and then every event is looked at (see ``deliveries.enrol``).
                 handled = self.deliver_due(sink, full=passes % _FULL_EVERY == 0)
                 passes += 1
+                due = self._pruned_at + self.settings.prune_every
+                if sink is self.sinks[0] and self.clock() >= due:
+                    self._pruned_at = self.clock()
+                    if pruned := self.prune():
+                        log.info("pruned %d delivered notification events", pruned)
             except GuardError as exc:  # the store failed: say so, try again at the next poll
                 log.warning("notifications to %s: %s", sink.name, exc.message)
                 handled = 0

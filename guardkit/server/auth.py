@@ -2,7 +2,8 @@
 
 Every route names the roles it admits (``Access``); a missing or unknown token is 401
 ``unauthorized``, a valid token of a role the route does not admit (or another agent's token) is
-403 ``forbidden``.
+403 ``forbidden``. A signed approval link (``guardkit.notify.links``) is no bearer token: it is
+checked by ``TokenBook.link`` for the one action it names, on the link routes only.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from enum import StrEnum
 
 from guardkit._tokens import agent_token
 from guardkit.errors import Forbidden, GuardError
+from guardkit.notify.links import LinkClaims, LinkRefused, read
 
 __all__ = ["Access", "Caller", "Role", "TokenBook", "Unauthorized"]
 
@@ -64,6 +66,8 @@ class TokenBook:
     admin_token: str
     backend_token: str
     agent_key: bytes
+    #: The key signed approval links are checked with (the store's ``meta.link_key``).
+    link_key: bytes
 
     def identify(self, authorization: str | None) -> Caller:
         """The caller behind an ``Authorization: Bearer <token>`` header; raises 401."""
@@ -83,3 +87,13 @@ class TokenBook:
             if hmac.compare_digest(given, agent_token(self.agent_key, agent_id).encode()):
                 return Caller(Role.AGENT, agent_id)
         raise Unauthorized()
+
+    def link(self, token: str, agent_id: str, action_id: str, now: float) -> LinkClaims:
+        """The claims of a genuine, unexpired link for this agent's action; raises 403."""
+        claims = read(self.link_key, token, now)
+        if (claims["agent_id"], claims["action_id"]) != (agent_id, action_id):
+            raise LinkRefused(
+                f"this approval link is for {claims['agent_id']}'s {claims['action_id']}, "
+                f"not {agent_id}'s {action_id}"
+            )
+        return claims

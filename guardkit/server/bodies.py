@@ -37,5 +37,9 @@ BODIES: dict[str, dict[str, Field]] = {
         "severity": _OPT_STR,
     },
     "Withdraw": {"timeout": Field(("number",), required=True)},
+    # guardkit: a signed approval link's token decides the action it names (docs/notifications.md)
+    "Link": {"link": _STR},
+    "LinkApprove": {"link": _STR, "name": _OPT_STR, "note": _OPT_STR},
+    "LinkReject": {"link": _STR, "name": _OPT_STR, "reason": _OPT_STR},
     "Consume": {"tool": _STR, "input": Field(("any",)), "cost": _COST, "by": _OPT_STR},
 }

@@ -151,13 +151,6 @@ def _build(
     store = open_store(url, signing_key=keys.signing_key, durability=durability)
     state = ServerState.open(store, admin_token=keys.admin_token, backend_token=keys.backend_token)
     if notify.enabled:
-        from guardkit.notify.worker import Worker
-
-        state.notifier = Worker(
-            state.store,
-            notify.sinks(),
-            settings=notify.settings,
-            console_url=notify.console_url or public_url,
-        )
+        state.notifier = notify.worker(state.store, public_url)
     where = url.split("@")[-1] if url.startswith("postgres") else url
     return create_app(state), where

@@ -149,6 +149,25 @@ _OPERATIONS: list[tuple[str, str, str, str, str | None, JSONObject, list[JSONVal
         {"type": "object", "required": ["sinks"]},
         [],
     ),
+    (
+        "get",
+        "/v1/pending",
+        "admin",
+        "guardkit: every agent's pending approvals, newest first, with why each waits",
+        None,
+        {"type": "object", "required": ["pending"]},
+        [
+            {
+                "name": name,
+                "in": "query",
+                "required": False,
+                "schema": {"type": "array", "items": {"type": "string"}},
+                "style": "form",
+                "explode": True,
+            }
+            for name in ("agent", "tool")
+        ],
+    ),
     ("get", "/v1/agents/{agent_id}", "agent, admin", "Agent status", None, _ref("AgentStatus"), []),
     ("get", "/v1/agents/{agent_id}/token", "admin", "Re-issue the agent's token", None, _OBJ, []),
     (
@@ -258,6 +277,33 @@ _OPERATIONS: list[tuple[str, str, str, str, str | None, JSONObject, list[JSONVal
     ),
     (
         "post",
+        "/v1/agents/{agent_id}/actions/{action_id}/link",
+        "none (a signed approval link in the body)",
+        "guardkit: the action a signed approval link may decide",
+        "Link",
+        _OBJ,
+        [],
+    ),
+    (
+        "post",
+        "/v1/agents/{agent_id}/actions/{action_id}/link/approve",
+        "none (a signed approval link in the body)",
+        "guardkit: approve with a signed approval link (its action and input only, once)",
+        "LinkApprove",
+        _ref("Decision"),
+        [],
+    ),
+    (
+        "post",
+        "/v1/agents/{agent_id}/actions/{action_id}/link/reject",
+        "none (a signed approval link in the body)",
+        "guardkit: reject with a signed approval link (its action and input only, once)",
+        "LinkReject",
+        _ref("Decision"),
+        [],
+    ),
+    (
+        "post",
         "/v1/agents/{agent_id}/scars",
         "admin",
         "Scar the agent",
@@ -327,7 +373,7 @@ def _operation(
             **{code: {"description": text, **error} for code, text in _ERRORS.items()},
         },
     }
-    if roles != "none":
+    if not roles.startswith("none"):
         op["security"] = [{"bearer": []}]
     if body is not None:
         op["requestBody"] = {

@@ -3,9 +3,11 @@
 Extensions: ``POST /v1/agents/{id}/spawn``, ``POST /v1/agents/{id}/denials`` (a denial a local
 check decided, recorded like the engine's own), ``POST .../actions/{action_id}/consume`` (backend
 role), ``POST .../actions/{action_id}/withdraw`` (the agent stops waiting for a human),
-``GET /v1/agents/{id}/export`` (JSON Lines), ``GET /v1/agents/{id}/policy`` (the agent's own
-policy, so its check sections apply over HTTP), ``?wait=SECONDS`` on the action read, an
-``Idempotency-Key`` header and an ``approval_reason`` field on ``POST .../actions``.
+``GET /v1/agents/{id}/export`` (JSON Lines), ``GET /v1/pending`` (the inbox),
+``GET /v1/agents/{id}/policy`` (the agent's own policy, so its check sections apply over
+HTTP), ``?wait=SECONDS`` on the action read, an
+``Idempotency-Key`` header and an ``approval_reason`` field on ``POST .../actions``, and
+``POST .../actions/{action_id}/link[/approve|/reject]`` (a signed approval link, no token).
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from starlette.routing import BaseRoute, Route
 
 from guardkit.decisions import ActionStatus, ConsumedAction, DecisionDict, Severity
 from guardkit.errors import InvalidInput
+from guardkit.notify.inbox import pending_across
 from guardkit.server.auth import Access, Role
 from guardkit.server.endpoint import Ctx, endpoint
+from guardkit.server.links import link_approve, link_reject, link_show
 
 __all__ = ["api_routes"]
 
@@ -55,6 +59,14 @@ async def list_agents(ctx: Ctx) -> Any:
 async def notifications(ctx: Ctx) -> Any:
     """guardkit: each notification sink's deliveries from this store."""
     return {"sinks": await ctx.state.blocking(ctx.state.guard.notifications)}
+
+
+async def inbox(ctx: Ctx) -> Any:
+    """guardkit: every agent's pending approvals, newest first (``?agent=``, ``?tool=``)."""
+    agents = ctx.request.query_params.getlist("agent")
+    tools = ctx.request.query_params.getlist("tool")
+    engine = ctx.state.guard.engine
+    return {"pending": await ctx.state.blocking(pending_across, engine, agents, tools)}
 
 
 async def agent_status(ctx: Ctx) -> Any:
@@ -242,6 +254,7 @@ def api_routes() -> list[BaseRoute]:
         ("POST", "/v1/agents", ADMIN, create_agent),
         ("GET", "/v1/agents", ADMIN, list_agents),
         ("GET", "/v1/notifications", ADMIN, notifications),
+        ("GET", "/v1/pending", ADMIN, inbox),
         ("GET", agent, AGENT, agent_status),
         ("GET", agent + "/token", ADMIN, agent_token),
         ("GET", agent + "/policy", AGENT, agent_policy),
@@ -255,6 +268,9 @@ def api_routes() -> list[BaseRoute]:
         ("POST", action + "/approve", ADMIN, approve),
         ("POST", action + "/reject", ADMIN, reject),
         ("POST", action + "/consume", BACKEND, consume),
+        ("POST", action + "/link", None, link_show),
+        ("POST", action + "/link/approve", None, link_approve),
+        ("POST", action + "/link/reject", None, link_reject),
         ("POST", agent + "/scars", ADMIN, scar),
         ("POST", agent + "/terminate", ADMIN, terminate),
         ("GET", agent + "/log", ADMIN, agent_log),

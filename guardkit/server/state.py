@@ -17,6 +17,7 @@ from guardkit._tokens import agent_token, token_key
 from guardkit.decisions import DecisionDict
 from guardkit.errors import IdempotencyConflict
 from guardkit.local import Guard
+from guardkit.notify.links import link_key
 from guardkit.notify.worker import Worker
 from guardkit.protocols import IdemRecord
 from guardkit.server.auth import TokenBook
@@ -86,7 +87,10 @@ class ServerState:
         shared = SharedStore(store)
         guard = Guard(shared)
         tokens = TokenBook(
-            admin_token=admin_token, backend_token=backend_token, agent_key=token_key(shared)
+            admin_token=admin_token,
+            backend_token=backend_token,
+            agent_key=token_key(shared),
+            link_key=link_key(shared),
         )
         return cls(guard=guard, store=shared, tokens=tokens, limits=limits or ServerLimits())
 

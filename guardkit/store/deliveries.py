@@ -5,15 +5,18 @@ claims the due ones for ``lease`` seconds (PostgreSQL skips rows another worker 
 marks each delivered or failed (retried at ``next_at``). A worker that dies holding a claim
 leaves it to expire: another worker, or the same one restarted, claims it again, so every event
 is delivered at least once. Marking checks the lease is still the worker's own, so a worker that
-outlived its lease never overwrites the delivery another made. Nothing is ever deleted: an event
-that cannot be delivered stays, retried, and is counted in ``sink_stats``.
+outlived its lease never overwrites the delivery another made. An event of a type the sink does
+not take (its event filter) is enrolled as already settled, never sent: a row with ``delivered``
+set and no attempt (``skipped`` in ``sink_stats``). ``prune`` deletes the events every sink has
+settled before a cutoff; an event that cannot be delivered is never deleted: it stays, retried,
+and is counted in ``sink_stats``.
 
 Only the SQL stores deliver (the in-memory store has no other process to deliver for it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -29,6 +32,7 @@ __all__ = [
     "delivered",
     "enrol",
     "failed",
+    "prune",
     "release",
     "sink_stats",
 ]
@@ -57,6 +61,8 @@ class SinkStats(TypedDict):
     #: Events not yet delivered to it (retrying, or not yet tried).
     pending: int
     delivered: int
+    #: Events of types the sink does not take (its event filter): settled without sending.
+    skipped: int
     attempts: int
     failures: int
     last_error: str | None
@@ -77,12 +83,20 @@ def _q(tx: SQLTransaction, text: str) -> str:
     return tx.q.dialect.sql(text)
 
 
-def enrol(tx: Transaction, sink: str, *, full: bool = False) -> int:
+def enrol(
+    tx: Transaction,
+    sink: str,
+    *,
+    full: bool = False,
+    types: Collection[str] | None = None,
+    now: float = 0.0,
+) -> int:
     """Add a delivery row for every event ``sink`` has none for; returns how many.
 
     Only events after the newest one enrolled are looked at, less a window on PostgreSQL
     (which may commit a lower seq after a higher one: a transaction still open while
-    ``PG_WINDOW`` later events commit); ``full`` looks at every event.
+    ``PG_WINDOW`` later events commit); ``full`` looks at every event. With ``types``, an event
+    of any other type is enrolled settled at ``now`` with no attempt: it is never sent.
     """
     sql = _sql(tx)
     sql._run(_q(sql, "INSERT INTO sinks (sink) VALUES (?) ON CONFLICT (sink) DO NOTHING"), (sink,))
@@ -92,15 +106,22 @@ def enrol(tx: Transaction, sink: str, *, full: bool = False) -> int:
         # SQLite commits one writer at a time, so seqs commit in order there.
         window = PG_WINDOW if sql.q.dialect.name == "postgresql" else 0
         after = -1 if row is None or row[0] is None else int(row[0]) - window
+    settled = "NULL"
+    params: tuple[Any, ...] = (sink, after, sink)
+    if types is not None:
+        wanted = sorted(types)
+        marks = ", ".join("?" for _ in wanted) or "NULL"
+        settled = f"CASE WHEN o.type IN ({marks}) THEN NULL ELSE CAST(? AS DOUBLE PRECISION) END"
+        params = (sink, *wanted, now, after, sink)
     return sql._run(
         _q(
             sql,
-            "INSERT INTO deliveries (sink, event_seq, attempts, next_at) "
-            "SELECT ?, o.seq, 0, 0 FROM outbox o WHERE o.seq > ? AND NOT EXISTS "
+            "INSERT INTO deliveries (sink, event_seq, attempts, next_at, delivered) "
+            f"SELECT ?, o.seq, 0, 0, {settled} FROM outbox o WHERE o.seq > ? AND NOT EXISTS "
             "(SELECT 1 FROM deliveries d WHERE d.sink = ? AND d.event_seq = o.seq) "
             "ON CONFLICT (sink, event_seq) DO NOTHING",
         ),
-        (sink, after, sink),
+        params,
     )
 
 
@@ -185,12 +206,13 @@ def sink_stats(tx: Transaction) -> list[SinkStats]:
     sql = _sql(tx)
     row = sql._one("SELECT count(*) FROM outbox")
     total = int(row[0]) if row else 0
-    done = {
-        str(r[0]): int(r[1])
-        for r in sql._all(
-            "SELECT sink, count(*) FROM deliveries WHERE delivered IS NOT NULL GROUP BY sink"
-        )
-    }
+    done: dict[str, int] = {}
+    skipped: dict[str, int] = {}
+    for r in sql._all(
+        "SELECT sink, attempts = 0, count(*) FROM deliveries WHERE delivered IS NOT NULL "
+        "GROUP BY sink, attempts = 0"
+    ):
+        (skipped if r[1] else done)[str(r[0])] = int(r[2])
     out: list[SinkStats] = []
     for r in sql._all(
         "SELECT sink, attempts, failures, last_error, last_error_at, last_delivered_at "
@@ -200,8 +222,9 @@ def sink_stats(tx: Transaction) -> list[SinkStats]:
         out.append(
             {
                 "sink": sink,
-                "pending": total - done.get(sink, 0),
+                "pending": total - done.get(sink, 0) - skipped.get(sink, 0),
                 "delivered": done.get(sink, 0),
+                "skipped": skipped.get(sink, 0),
                 "attempts": int(r[1]),
                 "failures": int(r[2]),
                 "last_error": r[3],
@@ -223,3 +246,27 @@ def release(tx: Transaction, sink: str, owner: str) -> None:
         ),
         (sink, owner),
     )
+
+
+def prune(tx: Transaction, before: float, limit: int = 1000) -> int:
+    """Delete up to ``limit`` events that every sink delivered (or skipped) before ``before``,
+    with their delivery rows; returns how many. An event some sink has not settled, or that no
+    sink has a row for, is kept."""
+    sql = _sql(tx)
+    rows = sql._all(
+        _q(
+            sql,
+            "SELECT o.seq FROM outbox o WHERE EXISTS "
+            "(SELECT 1 FROM deliveries d WHERE d.event_seq = o.seq) AND NOT EXISTS "
+            "(SELECT 1 FROM sinks s WHERE NOT EXISTS (SELECT 1 FROM deliveries d "
+            "WHERE d.sink = s.sink AND d.event_seq = o.seq AND d.delivered IS NOT NULL "
+            "AND d.delivered < ?)) ORDER BY o.seq LIMIT ?",
+        ),
+        (before, limit),
+    )
+    seqs = [int(r[0]) for r in rows]
+    if not seqs:
+        return 0
+    marks = ", ".join("?" for _ in seqs)
+    sql._run(_q(sql, f"DELETE FROM deliveries WHERE event_seq IN ({marks})"), tuple(seqs))
+    return sql._run(_q(sql, f"DELETE FROM outbox WHERE seq IN ({marks})"), tuple(seqs))

@@ -108,7 +108,7 @@ def test_operator_approves_a_payment_and_the_agent_proceeds(server: Server, page
     assert HOSTILE.replace('"', '\\"') in shown  # the exact input, as JSON text
     assert page.locator("#queue img").count() == 0
     assert page.evaluate("window.__pwned") is None
-    page.once("dialog", lambda dialog: dialog.accept("checked the vendor record"))
+    item.locator("input.note").fill("checked the vendor record")
     item.get_by_role("button", name="Approve", exact=True).click()
     agent.join(timeout=60)
     assert agent.outcome == "act-1"
@@ -116,6 +116,10 @@ def test_operator_approves_a_payment_and_the_agent_proceeds(server: Server, page
         action = admin.action(agent_id, "act-1")
     assert (action["status"], action["outcome"]) == ("completed", "success")
     assert action["approved_by"] == "operator"
+    with server.admin() as admin:
+        records = admin.log(agent_id)["records"]
+    (allowed,) = [r for r in records if r["kind"] == "action_allowed"]
+    assert allowed["payload"]["note"] == "checked the vendor record"
     assert page.evaluate("sessionStorage.getItem('guardkit.operatorToken')") == ADMIN
     assert page.evaluate("localStorage.length") == 0
 
@@ -125,7 +129,7 @@ def test_operator_rejects_with_a_scar(server: Server, page: Any) -> None:
     agent = Waiting(server, agent_id, token, {"invoice": "INV-8", "iban": "XX00"})
     agent.start()
     item = _queue_item(page, server, agent_id)
-    page.once("dialog", lambda dialog: dialog.accept("IBAN does not match the vendor"))
+    item.locator("input.note").fill("IBAN does not match the vendor")
     item.get_by_role("button", name="Reject with scar").click()
     agent.join(timeout=60)
     assert isinstance(agent.outcome, ActionDenied)
@@ -192,7 +196,7 @@ def test_invisible_characters_are_shown_escaped(server: Server, page: Any) -> No
     assert marks.count() == 2
     titles = {marks.nth(i).get_attribute("title") for i in range(2)}
     assert titles == {"invisible character U+202E", "invisible character U+200B"}
-    page.once("dialog", lambda dialog: dialog.accept("spoofed name"))
+    item.locator("input.note").fill("spoofed name")
     item.get_by_role("button", name="Reject", exact=True).click()
     agent.join(timeout=60)
 

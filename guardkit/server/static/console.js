@@ -65,7 +65,7 @@ function button(label, action) {
   return node;
 }
 
-// Refreshes can overlap (the page's own, a login, a click): each builds its rows and queue
+// Refreshes can overlap (the page's own, a login, a click): each builds its rows and inbox
 // off the page and only the newest one started puts them in, all at once.
 let refreshes = 0;
 
@@ -74,7 +74,6 @@ async function refresh() {
   const generation = ++refreshes;
   const { agents } = await api("GET", "/v1/agents");
   const body = document.createDocumentFragment();
-  const queue = document.createDocumentFragment();
   for (const entry of agents) {
     const row = el("tr", undefined, { "data-agent": entry.agent_id });
     row.append(el("td", entry.agent_id));
@@ -92,50 +91,162 @@ async function refresh() {
     cell.append(button("Details", () => showAgent(entry.agent_id)));
     row.append(cell);
     body.append(row);
-    if (s.actions_pending > 0) await showPending(entry.agent_id, queue);
   }
+  const inbox = await loadInbox();
+  const sinks = await loadDeliveries();
   if (generation !== refreshes) return;
   $("agents").querySelector("tbody").replaceChildren(body);
-  $("queue").replaceChildren(queue);
+  showInbox(inbox);
+  $("deliveries").querySelector("tbody").replaceChildren(sinks);
   say("Updated " + new Date().toLocaleTimeString() + ".", false);
 }
 
-async function showPending(agentId, queue) {
-  const { pending } = await api("GET", agentPath(agentId) + "/actions/pending");
-  for (const item of pending) {
-    const action = item.action;
-    const box = el("div", undefined,
-      { class: "item", "data-agent-id": agentId, "data-action": action.action_id });
-    box.append(el("strong", agentId + " / " + action.action_id + ": " + action.tool));
-    box.append(el("span", " cost " + action.cost + ", requested " + item.requested_at));
-    const why = action.approval_reason;
-    if (why && why.code === "rule_requires_approval") {
-      // A rule of the tool's policy matched this input: name it and give its reason.
-      box.append(el("p", "Asks a human because rule " + why.rule + " of the policy for " +
-        why.tool + " matched: " + (why.message || ""), { class: "why" }));
-    } else if (why) {
-      // A check, not the policy, sent this one call to a human: say which and why.
-      box.append(el("p", "Asks a human because " + why.code + ": " + (why.message || ""),
-        { class: "why" }));
-      if (why.sources) box.append(el("p", "Labels: " + why.sources.join(", "), { class: "why" }));
-    }
-    box.append(el("pre", JSON.stringify(action.input, null, 2), { class: "input" }));
-    const path = agentPath(agentId) + "/actions/" + encodeURIComponent(action.action_id);
-    const approver = () => $("approver").value || "operator";
-    box.append(button("Approve", async () => {
-      const note = prompt("Note for the ledger (optional)") || null;
-      const decision = await api("POST", path + "/approve", { approver: approver(), note });
-      say(action.action_id + ": " + decision.decision, false);
-      await refresh();
-    }));
-    box.append(button("Reject", () => reject(path, approver(), null)));
-    box.append(button("Reject with scar", () => reject(path, approver(), "moderate")));
-    queue.append(box);
-  }
+// The inbox: every agent's pending approvals, newest first, filtered by agent and tool (the
+// server filters; the choices come from everything pending).
+async function loadInbox() {
+  const everything = (await api("GET", "/v1/pending")).pending;
+  const agent = $("filter-agent").value;
+  const tool = $("filter-tool").value;
+  if (!agent && !tool) return { everything, shown: everything };
+  const query = new URLSearchParams();
+  if (agent) query.append("agent", agent);
+  if (tool) query.append("tool", tool);
+  return { everything, shown: (await api("GET", "/v1/pending?" + query)).pending };
 }
 
-async function reject(path, approver, scar) {
-  const reason = prompt("Reason for the rejection") || "rejected in the console";
+function setChoices(select, values) {
+  const chosen = select.value;
+  const options = [el("option", "all", { value: "" })];
+  for (const value of [...new Set(values)].sort()) options.push(el("option", value, { value }));
+  if (chosen && !values.includes(chosen)) options.push(el("option", chosen, { value: chosen }));
+  select.replaceChildren(...options);
+  select.value = chosen;
+}
+
+function showInbox({ everything, shown }) {
+  setChoices($("filter-agent"), everything.map((i) => i.agent_id));
+  setChoices($("filter-tool"), everything.map((i) => i.action.tool));
+  const queue = document.createDocumentFragment();
+  for (const item of shown) queue.append(inboxItem(item));
+  $("queue").replaceChildren(queue);
+  fill($("queue-count"), shown.length + " of " + everything.length + " waiting, newest first");
+}
+
+function inboxItem(item) {
+  const action = item.action;
+  const agentId = item.agent_id;
+  const box = el("div", undefined,
+    { class: "item", "data-agent-id": agentId, "data-action": action.action_id });
+  box.append(el("strong", agentId + " / " + action.action_id + ": " + action.tool));
+  box.append(el("span", " cost " + action.cost + ", requested " + item.requested_at));
+  box.append(el("p", whyText(action), { class: "why" }));
+  const why = action.approval_reason;
+  if (why && why.sources) box.append(el("p", "Labels: " + why.sources.join(", "), { class: "why" }));
+  box.append(el("pre", JSON.stringify(action.input, null, 2), { class: "input" }));
+  const path = agentPath(agentId) + "/actions/" + encodeURIComponent(action.action_id);
+  const approver = () => $("approver").value || "operator";
+  const note = el("input", undefined,
+    { class: "note", "aria-label": "Note for " + action.action_id, placeholder: "note or reason" });
+  box.append(note);
+  box.append(button("Approve", async () => {
+    const decision = await api("POST", path + "/approve",
+      { approver: approver(), note: note.value || null });
+    say(action.action_id + ": " + decision.decision, false);
+    await refresh();
+  }));
+  box.append(button("Reject", () => reject(path, approver(), note.value, null)));
+  box.append(button("Reject with scar", () => reject(path, approver(), note.value, "moderate")));
+  return box;
+}
+
+// Delivery status per notification sink (the same numbers as guardkit status --notifications).
+async function loadDeliveries() {
+  const { sinks } = await api("GET", "/v1/notifications");
+  const rows = document.createDocumentFragment();
+  for (const sink of sinks) {
+    const row = el("tr", undefined, { "data-sink": sink.sink });
+    const error = sink.last_error ? sink.last_error + " (" +
+      new Date(sink.last_error_at * 1000).toISOString() + ")" : "";
+    for (const value of [sink.sink, sink.pending, sink.delivered, sink.skipped, sink.attempts,
+      sink.failures, error, sink.last_delivered_at
+        ? new Date(sink.last_delivered_at * 1000).toISOString() : ""]) {
+      row.append(el("td", value));
+    }
+    rows.append(row);
+  }
+  if (!sinks.length) {
+    const row = el("tr");
+    row.append(el("td", "No sink has delivered from this store yet.", { colspan: "8" }));
+    rows.append(row);
+  }
+  return rows;
+}
+
+// Why a human must decide this call: the rule or check that asked, else the tool's policy.
+function whyText(action) {
+  const why = action.approval_reason;
+  if (why && why.code === "rule_requires_approval") {
+    return "Asks a human because rule " + why.rule + " of the policy for " + why.tool +
+      " matched: " + (why.message || "");
+  }
+  if (why) return "Asks a human because " + why.code + ": " + (why.message || "");
+  return "Asks a human because the policy requires approval for " + action.tool;
+}
+
+// A signed link (#agent=..&action=..&link=..) decides one action without the operator token.
+// The token came in the fragment, which no server sees; it leaves only in a POST body.
+function linkFromHash() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const link = params.get("link");
+  if (!link || !params.get("agent") || !params.get("action")) return null;
+  return { link, agent: params.get("agent"), action: params.get("action") };
+}
+
+async function linkPost(target, suffix, body) {
+  const path = agentPath(target.agent) + "/actions/" + encodeURIComponent(target.action) +
+    "/link" + suffix;
+  const response = await fetch(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ link: target.link, ...body }),
+  });
+  const data = await response.json();
+  if (!response.ok) throw new Error(response.status + " " + data.code + ": " + data.error);
+  return data;
+}
+
+async function showLink(target) {
+  $("link-view").hidden = false;
+  $("link-approve").disabled = true;  // until the server says the link may decide
+  $("link-reject").disabled = true;
+  const shown = await linkPost(target, "", {});
+  const action = shown.action;
+  const box = $("link-action");
+  box.replaceChildren(
+    el("strong", shown.agent_id + " / " + action.action_id + ": " + action.tool),
+    el("span", " cost " + action.cost + ", " + action.status + ", link " + shown.link_id +
+      " (" + shown.sink + ") valid until " + new Date(shown.expires_at * 1000).toISOString()),
+    el("p", whyText(action), { class: "why" }),
+    el("pre", JSON.stringify(action.input, null, 2), { class: "input" }));
+  const pending = action.status === "pending_approval";
+  $("link-approve").disabled = !pending;
+  $("link-reject").disabled = !pending;
+}
+
+async function decideByLink(target, verb) {
+  const name = $("link-name").value || null;
+  const note = $("link-note").value || null;
+  const body = verb === "approve" ? { name, note } : { name, reason: note };
+  const decision = await linkPost(target, "/" + verb, body);
+  say(decision.action_id + ": " + decision.decision, false);
+  // Used: drop the token from the address bar and history.
+  history.replaceState(null, "", location.pathname);
+  $("link-approve").disabled = true;
+  $("link-reject").disabled = true;
+}
+
+async function reject(path, approver, note, scar) {
+  const reason = note || "rejected in the console";
   const decision = await api("POST", path + "/reject", { approver, reason, scar });
   say(decision.action_id + ": " + decision.decision, false);
   await refresh();
@@ -180,6 +291,14 @@ async function showLog(agentId, page) {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  const target = linkFromHash();
+  if (target) {
+    $("link-approve").addEventListener("click",
+      () => decideByLink(target, "approve").catch((err) => say(err.message, true)));
+    $("link-reject").addEventListener("click",
+      () => decideByLink(target, "reject").catch((err) => say(err.message, true)));
+    showLink(target).catch((err) => say(err.message, true));
+  }
   $("login").addEventListener("submit", (event) => {
     event.preventDefault();
     sessionStorage.setItem(KEY, $("token").value);
@@ -188,5 +307,8 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("logout").addEventListener("click", () => { sessionStorage.removeItem(KEY); say("Token forgotten.", false); });
   $("refresh").addEventListener("click", () => refresh().catch((err) => say(err.message, true)));
-  refresh().catch((err) => say(err.message, true));
+  for (const id of ["filter-agent", "filter-tool"]) {
+    $(id).addEventListener("change", () => refresh().catch((err) => say(err.message, true)));
+  }
+  if (!target || token()) refresh().catch((err) => say(err.message, true));
 });
