@@ -2,9 +2,11 @@
 
 ``ImportStyle.load(root)`` reads ``[tool.ruff.lint.isort]`` (or ``[tool.ruff.isort]``, ruff's
 ``ruff.toml``/``.ruff.toml``) or ``[tool.isort]``: ``known-first-party``, ``known-third-party``,
-``force-sort-within-sections``, ``from-first``; modules under the project root or ``src/`` are
-first-party, as ruff's default ``src`` setting makes them. It also reads the line length the
-host's formatter or linter enforces (ruff, black, flake8). ``place_guardkit_imports`` then moves
+``force-sort-within-sections``, ``from-first``, ``extra-standard-library`` (isort's
+``known_standard_library`` too), ``length-sort``, ``length-sort-straight``; modules under the
+project root or ``src/`` are first-party, as ruff's default ``src`` setting makes them. It also
+reads the line length the host's formatter or linter enforces (ruff, black, flake8).
+``place_guardkit_imports`` then moves
 each added ``import guardkit`` / ``from guardkit... import ...`` line into the third-party
 section, in sorted position, or opens that section between the standard-library and
 first-party ones, so the host's own ``ruff check --select I`` passes.
@@ -42,8 +44,14 @@ class ImportStyle:
 
     first_party: frozenset[str] = frozenset()
     third_party: frozenset[str] = frozenset()
+    #: modules the host counts as standard library beyond Python's own (``typing_extensions``)
+    standard_library: frozenset[str] = frozenset()
     force_sort_within_sections: bool = False
     from_first: bool = False
+    #: imports sorted by the length of their module name, then by name (``length-sort``), or
+    #: only the ``import x`` ones (``length-sort-straight``)
+    length_sort: bool = False
+    length_sort_straight: bool = False
     line_length: int = 88
 
     @classmethod
@@ -70,8 +78,12 @@ class ImportStyle:
         return cls(
             first_party=_names(get("known-first-party")) | frozenset(local),
             third_party=_names(get("known-third-party")),
+            standard_library=_names(get("extra-standard-library"))
+            | _names(get("known-standard-library")),
             force_sort_within_sections=bool(get("force-sort-within-sections")),
             from_first=bool(get("from-first")),
+            length_sort=bool(get("length-sort")),
+            length_sort_straight=bool(get("length-sort-straight")),
             line_length=_line_length(root),
         )
 
@@ -86,7 +98,16 @@ class ImportStyle:
             return _THIRD
         if top in self.first_party:
             return _FIRST
+        if top in self.standard_library:
+            return _STDLIB
         return _STDLIB if top in sys.stdlib_module_names else _THIRD
+
+    def sort_key(self, node: ast.Import | ast.ImportFrom) -> tuple[int, str]:
+        """Where an import sorts among the ones of its kind in its section: by its module's
+        lowercased name, after its length where the host sorts by length."""
+        name = _module(node)
+        by_length = self.length_sort or (self.length_sort_straight and isinstance(node, ast.Import))
+        return (len(name) if by_length else 0, name)
 
 
 #: where a line length is configured: file, table path (TOML) or section (INI), key
@@ -132,8 +153,8 @@ def _module(node: ast.Import | ast.ImportFrom) -> str:
 def _before(style: ImportStyle, node: ast.Import | ast.ImportFrom, added: ast.stmt) -> bool:
     """Whether the ``added`` guardkit import sorts before ``node`` in the same section."""
     assert isinstance(added, (ast.Import, ast.ImportFrom))
-    mine, is_from = _module(added), isinstance(added, ast.ImportFrom)
-    theirs = _module(node)
+    mine, is_from = style.sort_key(added), isinstance(added, ast.ImportFrom)
+    theirs = style.sort_key(node)
     if style.force_sort_within_sections:
         return theirs > mine
     if isinstance(node, ast.ImportFrom) == is_from:

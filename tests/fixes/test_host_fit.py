@@ -63,6 +63,22 @@ def _ruff_isort_passes(root: Path) -> str:
             "import os\n\nfrom langchain_core.tools import tool\nimport httpx\n",
             id="from-first",
         ),
+        pytest.param(
+            "[tool.ruff.lint.isort]\nextra-standard-library = ['typing_extensions']\n",
+            "import json\nfrom typing_extensions import Literal\n\n"
+            "from langchain_core.tools import tool\n",
+            id="extra-standard-library",
+        ),
+        pytest.param(
+            "[tool.ruff.lint.isort]\nlength-sort = true\n",
+            "import os\n\nimport httpx\nimport zlib_ng\nfrom langchain_core.tools import tool\n",
+            id="length-sort",
+        ),
+        pytest.param(
+            "[tool.ruff.lint.isort]\nlength-sort-straight = true\n",
+            "import os\n\nimport httpx\nimport zlib_ng\nfrom langchain_core.tools import tool\n",
+            id="length-sort-straight",
+        ),
     ],
 )
 def test_import_lands_where_the_hosts_ruff_wants_it(
@@ -87,6 +103,15 @@ def test_isort_settings_are_read_from_tool_isort(tmp_path: Path) -> None:
     style = ImportStyle.load(tmp_path)
     assert style.force_sort_within_sections
     assert "core" in style.first_party
+
+
+def test_isort_standard_library_settings_are_read(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.isort]\nextra_standard_library = ['typing_extensions']\nlength_sort = true\n"
+    )
+    style = ImportStyle.load(tmp_path)
+    assert "typing_extensions" in style.standard_library
+    assert style.length_sort
 
 
 @pytest.mark.parametrize(
