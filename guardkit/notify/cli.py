@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import threading
+from pathlib import Path
 from typing import Any
 
 import click
@@ -22,9 +23,16 @@ __all__ = ["notify"]
     required=True,
     help="The guard's store: a SQLite path, sqlite:///PATH or postgresql://...; env GUARDKIT_DB.",
 )
+@click.option(
+    "--signing-key",
+    envvar="GUARDKIT_SIGNING_KEY",
+    default=None,
+    help="The ledger's Ed25519 signing key (hex, or a file holding it), as the guard has it: on "
+    "a signed ledger the approval links' key derives from it; env GUARDKIT_SIGNING_KEY.",
+)
 @click.option("--once", is_flag=True, help="Deliver what is due now, then exit.")
 @notify_options
-def notify(store_url: str, once: bool, **options: Any) -> None:
+def notify(store_url: str, signing_key: str | None, once: bool, **options: Any) -> None:
     """Deliver the store's notifications (the same worker as ``guardkit serve`` runs).
 
     Runs until SIGINT or SIGTERM; a delivery interrupted by a crash is sent again (same event
@@ -41,8 +49,10 @@ def notify(store_url: str, once: bool, **options: Any) -> None:
             "no sink: set GUARD_NOTIFY_WEBHOOK and GUARD_NOTIFY_SECRET (or --notify-webhook, "
             "--notify-slack, --notify-command)"
         )
+    if signing_key is not None and Path(signing_key).is_file():
+        signing_key = Path(signing_key).read_text(encoding="utf-8").strip()
     try:
-        store = open_store(store_url)
+        store = open_store(store_url, signing_key=signing_key)
     except GuardError as exc:
         raise click.ClickException(exc.message) from None
     try:

@@ -3,10 +3,11 @@
 A notification of a pending approval carries a link to the console's page for that action. The
 link holds a token, ``gkl1.<claims>.<mac>``: base64url of the claims' canonical JSON (the agent,
 the action, the SHA-256 of its exact input, the expiry in unix seconds, the sink it was sent
-to) and of their HMAC-SHA256 under the store's link key (``meta.link_key``, made on first use,
-so every server and ``guardkit notify`` worker on one database mints and accepts the same
-links). The token is a capability: whoever holds it may approve or reject that one action with
-that input, until it expires, once. It is no operator token and opens nothing else.
+to) and of their HMAC-SHA256 under the link key: derived from the ledger's signing key on a
+signed store, else ``meta.link_key`` (made on first use), so every server and ``guardkit
+notify`` worker on one database mints and accepts the same links. The token is a capability:
+whoever holds it may approve or reject that one action with that input, until it expires, once.
+It is no operator token and opens nothing else.
 
 - A different input: the claims name the input's hash, checked against the action as the
   ledger says before deciding (an action's input never changes).
@@ -60,8 +61,11 @@ class LinkRefused(Forbidden):
 
 
 def link_key(store: Store) -> bytes:
-    """The link HMAC key in the store's meta table, made on first use (rotating it revokes
-    every link sent so far)."""
+    """The link HMAC key: on a signed ledger, derived from the signing key (whoever can read or
+    write the database but lacks the key cannot mint a link); on an unsigned one, a key in the
+    store's meta table, made on first use (rotating it revokes every link sent so far)."""
+    if store.signer is not None:
+        return store.signer.derive(b"approval-link")
     with store.transaction(write=False) as tx:
         key = tx.get_meta("link_key")
     if key is None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -310,3 +312,52 @@ def test_two_servers_on_one_postgresql_let_a_link_approve_once(receiver: Receive
         finally:
             one.close()
             two.close()
+
+
+def test_a_key_planted_in_the_database_mints_no_link_on_a_signed_ledger(
+    db: str, receiver: Receiver
+) -> None:
+    """Whoever can write the database but lacks the signing key cannot mint a link."""
+    key = Signer.generate_hex()
+    servers = start_server(db, key)
+    server = next(servers)
+    agent_id, link = _pending_link(server, receiver)
+    planted = b"\x01" * 32
+    with server.state.store.transaction() as tx:
+        tx.set_meta("link_key", planted.hex())
+    servers.close()
+    for restarted in start_server(db, key):
+        forged = mint(planted, _claims(link))
+        _refused(_post(restarted, agent_id, "act-1", "approve", {"link": forged}), "not genuine")
+        assert _action(restarted, agent_id, "act-1")["status"] == "pending_approval"
+        answer = _post(restarted, agent_id, "act-1", "approve", {"link": link, "name": "carol"})
+        assert answer.status_code == 200, answer.text
+
+
+def test_guardkit_notify_given_the_signing_key_sends_links_the_server_accepts(
+    db: str, receiver: Receiver, tmp_path: Path
+) -> None:
+    key = Signer.generate_hex()
+    (tmp_path / "audit.key").write_text(key)
+    for server in start_server(db, key):
+        agent_id, _ = _new_agent(server)
+        server.state.guard.agent(agent_id).request("pay", {"to": "acme", "amount": 5})
+        env = {
+            "GUARD_NOTIFY_WEBHOOK": receiver.url,
+            "GUARD_NOTIFY_SECRET": SECRET,
+            "GUARD_PUBLIC_URL": server.url,
+            "PATH": "",
+        }
+        path = db.removeprefix("sqlite:///")
+        cmd = [sys.executable, "-m", "guardkit", "notify", "--store", path, "--once"]
+        done = subprocess.run(
+            [*cmd, "--signing-key", str(tmp_path / "audit.key")],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        (event,) = [json.loads(b) for b in receiver.accepted.values()]
+        answer = _post(server, agent_id, "act-1", "approve", {"link": _token(event), "name": "d"})
+        assert answer.status_code == 200, answer.text
