@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint typecheck bench clean
+.PHONY: demo test test-fast fast-venv lint typecheck bench clean
 
 DEMO_STAMP := $(VENV)/.installed-demo
 
@@ -43,9 +43,15 @@ test: lint typecheck
 # The service-free part of the suite (no PostgreSQL, no browser, no slow multi-process tests) on
 # another interpreter, in its own venv: make test-fast PYTHON=python3.13 FAST_VENV=.venv-3.13
 FAST_VENV ?= .venv-fast
-test-fast:
+# Its install alone (`make fast-venv ...`), which .ci/run starts while the main suite runs.
+fast-venv: $(FAST_VENV)/.installed
+
+$(FAST_VENV)/.installed: pyproject.toml
 	test -x $(FAST_VENV)/bin/python || $(PYTHON) -m venv $(FAST_VENV)
 	$(FAST_VENV)/bin/python -m pip install --quiet -e '.[dev]' > $(FAST_VENV)/install.log 2>&1 || (cat $(FAST_VENV)/install.log; exit 1)
+	touch $@
+
+test-fast: fast-venv
 	GUARDKIT_TEST_SERVICES=none $(FAST_VENV)/bin/python -m pytest -q -n auto --maxprocesses 4 -m "not slow" -W error::ResourceWarning
 
 bench: $(STAMP)
