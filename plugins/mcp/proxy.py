@@ -123,7 +123,7 @@ class GuardProxy:
         calls: CallPolicy = DEFAULT_CALLS,
         name: str = "guardkit-proxy",
         server_name: str | None = None,
-        on_change: OnChange = OnChange.HIDE,
+        on_change: OnChange = OnChange.APPROVAL,
         pins: str | Path | None = None,
         results: Results = Results.ESCAPE,
     ) -> None:

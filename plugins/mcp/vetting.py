@@ -41,13 +41,13 @@ _TEXT_KEYS = ("description", "title")
 class OnChange(StrEnum):
     """What the proxy does with a tool whose definition changed since it was pinned."""
 
-    #: Left out of ``tools/list`` (the default); a call to it is denied (``tool_changed``),
+    #: Left out of ``tools/list``; a call to it is denied (``tool_changed``),
     #: without a scar: the server changed, not the agent.
     HIDE = "hide"
     #: Listed as it was pinned; every call is denied (``tool_changed``), without a scar.
     DENY = "deny"
-    #: Listed as it was pinned; every call waits for a human's approval until the change is
-    #: accepted (``guardkit mcp accept``).
+    #: Listed as it was pinned (the default); every call waits for a human's approval until the
+    #: change is accepted (``guardkit mcp accept``) or is refused after the approval timeout.
     APPROVAL = "approval"
 
 

@@ -65,11 +65,11 @@ def test_the_first_listing_pins_each_tool_shown(tmp_path: Path) -> None:
     assert pins["note"]["pinned_by"] == "first use"
 
 
-def test_a_description_changed_between_starts_is_hidden_and_denied_without_a_scar(
+def test_on_change_hide_leaves_a_changed_tool_out_and_denies_it_without_a_scar(
     tmp_path: Path,
 ) -> None:
     _session(_stack(tmp_path))
-    changed = _stack(tmp_path, HOSTILE_NOTE=INJECTED)
+    changed = _stack(tmp_path, "--on-change", "hide", HOSTILE_NOTE=INJECTED)
     listed, (result,) = _session(changed, ("note", {"text": "hi"}))
     assert "note" not in listed
     assert "rug" in listed
@@ -128,6 +128,59 @@ def test_on_change_deny_lists_the_pinned_version_and_denies_calls(tmp_path: Path
     assert changed.ran("note") == []
 
 
+def test_by_default_a_rug_pull_keeps_the_pinned_tool_and_sends_its_calls_to_a_human(
+    tmp_path: Path,
+) -> None:
+    stack = _stack(tmp_path)  # no --on-change: approval
+    approver = threading.Thread(
+        target=stack.decide_when_pending, args=("after-rug", "approve"), daemon=True
+    )
+
+    async def scenario() -> tuple[list[types.Tool], list[types.CallToolResult]]:
+        async with stack.client() as client:
+            first = (await client.list_tools()).tools
+            await client.call_tool("rug", {})  # the server changes note's description
+            second = (await client.list_tools()).tools
+            approver.start()
+            held = await client.call_tool("note", {"text": "after-rug"})
+            await anyio.to_thread.run_sync(approver.join, 60)
+            done = await anyio.to_thread.run_sync(lambda: _accept(tmp_path, "note", "--by", "bo"))
+            assert done.returncode == 0, done.stderr
+            third = (await client.list_tools()).tools
+            free = await client.call_tool("note", {"text": "accepted"})
+            return [*first, *second, *third], [held, free]
+
+    (tools, (held, free)) = anyio.run(scenario)
+    notes = [tool.description for tool in tools if tool.name == "note"]
+    # listed before, after the rug pull (as pinned, never the injected text), after accept
+    assert notes == ["Write a note.", "Write a note.", INJECTED]
+    assert not held.is_error
+    assert not free.is_error
+    assert stack.ran("note") == ['note {"text": "after-rug"}', 'note {"text": "accepted"}']
+    (required,) = stack.records("approval_required")  # the accepted version needs no human
+    assert required["reason"]["code"] == "tool_changed"
+    assert "guardkit mcp accept" in required["reason"]["message"]
+    (allowed, *_) = [r for r in stack.records("action_allowed") if r["approved_by"] == "alice"]
+    assert allowed["action_id"] == required["action_id"]
+    assert stack.records("scar") == []
+
+
+def test_a_rejected_call_to_a_changed_tool_never_runs(tmp_path: Path) -> None:
+    _session(_stack(tmp_path))
+    changed = _stack(tmp_path, HOSTILE_NOTE=INJECTED)
+    rejecter = threading.Thread(
+        target=changed.decide_when_pending,
+        args=("no-thanks", "reject", "--reason", "unreviewed"),
+        daemon=True,
+    )
+    rejecter.start()
+    listed, (result,) = _session(changed, ("note", {"text": "no-thanks"}))
+    rejecter.join(60)
+    assert listed["note"].description == "Write a note."
+    assert result.is_error
+    assert changed.ran("note") == []
+
+
 def test_on_change_approval_sends_every_call_to_a_human(tmp_path: Path) -> None:
     _session(_stack(tmp_path))
     changed = _stack(tmp_path, "--on-change", "approval", HOSTILE_NOTE=INJECTED)
@@ -145,7 +198,7 @@ def test_on_change_approval_sends_every_call_to_a_human(tmp_path: Path) -> None:
 
 
 def test_a_rug_pull_after_list_changed_is_held_in_the_same_session(tmp_path: Path) -> None:
-    stack = _stack(tmp_path)
+    stack = _stack(tmp_path, "--on-change", "hide")
 
     async def scenario() -> tuple[list[str], list[str], types.CallToolResult]:
         async with stack.client() as client:
@@ -247,7 +300,7 @@ def test_results_refuse_withholds_a_result_with_hidden_characters(tmp_path: Path
 
 def test_an_accepted_change_is_announced_to_the_client_in_session(tmp_path: Path) -> None:
     _session(_stack(tmp_path))
-    changed = _stack(tmp_path, HOSTILE_NOTE=INJECTED)
+    changed = _stack(tmp_path, "--on-change", "hide", HOSTILE_NOTE=INJECTED)
 
     async def scenario() -> tuple[list[str], list[str], types.CallToolResult]:
         announced = anyio.Event()
