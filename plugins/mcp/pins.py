@@ -28,7 +28,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -37,6 +37,8 @@ from mcp.types import Tool
 
 from guardkit._canonical import canonical_json, sha256_hex
 from guardkit._visible import escape_hidden
+
+from .pin_records import PinRecord
 
 __all__ = [
     "PIN_FIELDS",
@@ -104,6 +106,17 @@ class Accepted:
     old: dict[str, Any] | None
     new: dict[str, Any]
 
+    def record(self, by: str) -> PinRecord:
+        """The ledger's record of this accept, by ``by``."""
+        previous = None if self.old is None else digest(self.old)
+        return PinRecord(
+            code="change_accepted",
+            name=self.tool,
+            digest=digest(self.new),
+            previous=previous,
+            by=by,
+        )
+
 
 class PinFile:
     """The pins of one agent's tools from one upstream (``server`` is its ``server_name``).
@@ -119,6 +132,7 @@ class PinFile:
         self._memory: dict[str, Any] = {}
         self._seen: tuple[int, int, int] | None = None
         self._tools: dict[str, Any] = {}
+        self._events: list[PinRecord] = []
 
     @property
     def where(self) -> str:
@@ -153,6 +167,12 @@ class PinFile:
             return None
         return "pinned" if entry["digest"] == found else "changed"
 
+    def take_events(self) -> list[PinRecord]:
+        """What this pin file's writes pinned or first saw changed since the last call (each
+        once, by the proxy whose write it was), for the ledger."""
+        events, self._events = self._events, []
+        return events
+
     # -- writing --------------------------------------------------------------------------------
 
     def record(self, seen: Mapping[str, dict[str, Any]]) -> dict[str, PinState]:
@@ -162,6 +182,7 @@ class PinFile:
         if not any(self._stale(name, mark) for name, mark in marks.items()):
             return {name: self.state(name, mark) or "pinned" for name, mark in marks.items()}
         states: dict[str, PinState] = {}
+        events: list[PinRecord] = []
         with self._writing() as data:
             tools = self._section(data, create=True)
             now = _now()
@@ -176,6 +197,7 @@ class PinFile:
                         "definition": found,
                     }
                     states[name] = "pinned"
+                    events.append(PinRecord(code="tool_pinned", name=name, digest=mark))
                 elif entry["digest"] == mark:
                     entry.pop("offered", None)  # the server went back to the pinned version
                     states[name] = "pinned"
@@ -183,7 +205,16 @@ class PinFile:
                     offered = entry.get("offered")
                     if offered is None or offered["digest"] != mark:
                         entry["offered"] = {"digest": mark, "seen_at": now, "definition": found}
+                        events.append(
+                            PinRecord(
+                                code="tool_changed",
+                                name=name,
+                                digest=mark,
+                                previous=entry["digest"],
+                            )
+                        )
                     states[name] = "changed"
+        self._events.extend(events)
         return states
 
     def _stale(self, name: str, mark: str) -> bool:
@@ -196,9 +227,18 @@ class PinFile:
         offered = entry.get("offered") or {}
         return bool(offered.get("digest") != mark)
 
-    def accept(self, names: tuple[str, ...], by: str, *, dry_run: bool = False) -> list[Accepted]:
+    def accept(
+        self,
+        names: tuple[str, ...],
+        by: str,
+        *,
+        dry_run: bool = False,
+        before_write: Callable[[list[Accepted]], None] | None = None,
+    ) -> list[Accepted]:
         """Make the offered version of each tool of ``names`` (all of them if empty) the pinned
-        one. Raises ``LookupError`` naming a tool that offers nothing to accept."""
+        one. Raises ``LookupError`` naming a tool that offers nothing to accept.
+        ``before_write`` is called with what is accepted, under the lock, before the file is
+        written (not on a dry run): what it raises leaves the file as it was."""
         done: list[Accepted] = []
         with self._writing(write=not dry_run) as data:
             tools = self._section(data, create=True)
@@ -222,6 +262,8 @@ class PinFile:
                     definition=offered["definition"],
                     previous=entry["digest"],
                 )
+            if before_write is not None and done and not dry_run:
+                before_write(done)
         return done
 
     def describe(self) -> str:
@@ -240,8 +282,10 @@ class PinFile:
     @contextlib.contextmanager
     def _writing(self, *, write: bool = True) -> Iterator[dict[str, Any]]:
         if self.path is None:
-            data = json.loads(json.dumps(self._memory)) if not write else self._memory
-            yield data
+            data = json.loads(json.dumps(self._memory))
+            yield data  # what the block raises leaves the pins as they were
+            if write:
+                self._memory = data
             self._tools = self._section(self._memory)
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -45,7 +45,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from guardkit.decisions import Reason
-from guardkit.errors import PolicyError
+from guardkit.errors import GuardError, PolicyError
 from guardkit.policy import Policy
 from guardkit.protocols import AgentGuard, KnowsPolicy
 from guardkit.tools.enforce import unenforceable
@@ -64,6 +64,7 @@ from .calls import (
     report,
 )
 from .names import NAME_MAX, reserved
+from .pin_records import can_record, record_pin
 from .pins import PinFile
 from .results import Results, shown
 from .schemas import ToolSchemas
@@ -354,7 +355,29 @@ class GuardProxy:
         assert self._vetting is not None
         # Pins are a file shared with other proxies: read and written off the event loop.
         shown = await anyio.to_thread.run_sync(self._vetting.see, page.tools)
+        await self._record_pins()
         return page.model_copy(update={"tools": shown})
+
+    async def _record_pins(self) -> None:
+        """Record what the last listings pinned or first saw changed in the agent's ledger."""
+        assert self._vetting is not None
+        events = self._vetting.take_events()
+        if not events:
+            return
+        if not can_record(self.agent):
+            log.warning("this agent's guard records no local denials: pin events not recorded")
+            return
+        where = self._vetting.pins.where
+        for event in events:
+            try:
+                await adrive(record_pin(self.agent, event, where, self._identity), self.agent)
+            except GuardError as exc:
+                log.warning(
+                    "could not record %s of %r in the ledger: %s",
+                    event.code,
+                    event.name,
+                    exc.message,
+                )
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

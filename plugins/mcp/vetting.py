@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -28,6 +28,7 @@ from mcp.types import Tool
 from guardkit._visible import escape_hidden, is_hidden
 
 from .names import NameRules
+from .pin_records import PinRecord
 from .pins import PinFile, definition, digest
 from .schemas import ToolSchemas
 
@@ -87,6 +88,10 @@ class Vetting:
         self._ledger_name = ledger_name
         self._names = NameRules(policy_names)
         self._seen: dict[str, Seen] = {}
+
+    def take_events(self) -> list[PinRecord]:
+        """The pin events of the listings vetted since the last call, named as in the ledger."""
+        return [replace(e, name=self._ledger_name(e.name)) for e in self.pins.take_events()]
 
     def forget(self) -> None:
         """The upstream's tools changed: what was seen is stale."""

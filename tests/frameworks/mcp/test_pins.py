@@ -112,6 +112,65 @@ def test_accept_shows_the_change_and_pins_it(tmp_path: Path) -> None:
     assert requested["input"]["_guardkit"]["tool_digest"] == pin["digest"]
 
 
+def test_first_pin_change_and_accept_are_recorded_in_the_agents_ledger(tmp_path: Path) -> None:
+    first = _stack(tmp_path)
+    _session(first)
+    pins = _pins(tmp_path)
+    requested = first.records("action_requested", pins=True)
+    assert sorted((r["tool"], r["input"]["name"], r["input"]["digest"]) for r in requested) == [
+        ("guardkit.mcp_pin", "note", pins["note"]["digest"]),
+        ("guardkit.mcp_pin", "rug", pins["rug"]["digest"]),
+    ]
+    _session(first)  # a second start with nothing new records nothing
+    assert len(first.records("action_requested", pins=True)) == 2
+
+    changed = _stack(tmp_path, HOSTILE_NOTE=INJECTED)
+    _session(changed)
+    _session(changed)  # the same change seen again: recorded once
+    codes = [d["reason"]["code"] for d in changed.records("action_denied", pins=True)]
+    assert codes == ["tool_pinned", "tool_pinned", "tool_changed"]
+    seen = changed.records("action_requested", pins=True)[-1]["input"]
+    offered = _pins(tmp_path)["note"]["offered"]["digest"]
+    assert (seen["name"], seen["digest"], seen["previous"]) == (
+        "note", offered, pins["note"]["digest"],
+    )  # fmt: skip
+    assert seen["_guardkit"]["pins"] == str(tmp_path / "guard.db.mcp-pins.json")
+    assert seen["_guardkit"]["upstream"]["server_info"]["name"] == "hostile"
+
+    done = _accept(tmp_path, "note", "--by", "alice")
+    assert done.returncode == 0, done.stderr
+    accepted = changed.records("action_requested", pins=True)[-1]["input"]
+    assert {k: accepted[k] for k in ("name", "digest", "previous", "by")} == {
+        "name": "note", "digest": offered, "previous": pins["note"]["digest"], "by": "alice",
+    }  # fmt: skip
+    last = changed.records("action_denied", pins=True)[-1]
+    assert last["reason"]["code"] == "change_accepted"
+    assert changed.records("scar") == []  # pin events never scar the agent
+
+
+def test_accept_without_the_ledger_pins_nothing_unless_told(tmp_path: Path) -> None:
+    _session(_stack(tmp_path))
+    _session(_stack(tmp_path, HOSTILE_NOTE=INJECTED))
+    pins = str(tmp_path / "guard.db.mcp-pins.json")
+    nowhere = str(tmp_path / "elsewhere.db")
+    refused = _run_accept(tmp_path, "--pins", pins, "--db", nowhere, "--agent", AGENT)
+    assert refused.returncode != 0
+    assert "no ledger at" in refused.stderr
+    assert "nothing was pinned" in refused.stderr
+    assert "offered" in _pins(tmp_path)["note"]
+    assert not Path(nowhere).exists()
+    done = _run_accept(tmp_path, "--pins", pins, "--db", nowhere, "--agent", AGENT, "--no-ledger")
+    assert done.returncode == 0, done.stderr
+    assert "offered" not in _pins(tmp_path)["note"]
+
+
+def _run_accept(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "guardkit", "mcp", "accept", *args],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False,
+    )  # fmt: skip
+
+
 def test_accept_refuses_a_tool_with_nothing_waiting(tmp_path: Path) -> None:
     _session(_stack(tmp_path))
     done = _accept(tmp_path, "note")
