@@ -1,5 +1,9 @@
 """Trust on first use for an upstream's tools: what each tool said it is, pinned in a file.
 
+The same holds for the rest of what the server tells the model (``listings``): its
+``instructions``, and its ``prompts``, ``resources`` and ``resource_templates`` as listed, each
+kind a section of its own beside ``tools`` (``PinFile``'s ``kind``).
+
 The first time the proxy lists a tool to a client, the tool's name, title, description, input
 and output schemas and annotations (everything the model reads of it) are recorded with their
 digest, under the agent and the proxy's ``server_name``. A later listing that differs (a "rug
@@ -41,6 +45,7 @@ from guardkit._visible import escape_hidden
 from .pin_records import PinRecord
 
 __all__ = [
+    "KINDS",
     "PIN_FIELDS",
     "Accepted",
     "agents",
@@ -58,6 +63,19 @@ _FORMAT = "guardkit_mcp_pins"
 _VERSION = 1
 #: Where the pins of a proxy started without a file live (``--pins`` unset, no SQLite ledger).
 _MEMORY = "(memory)"
+
+#: What a pin file pins, each in its own section: the server's tools, prompts, resources and
+#: resource templates as listed, and its instructions (one item, ``instructions``).
+Kind = Literal["tools", "prompts", "resources", "resource_templates", "instructions"]
+KINDS: tuple[Kind, ...] = ("tools", "prompts", "resources", "resource_templates", "instructions")
+#: How one item of each kind is called (in the ledger's pin records and ``accept``'s output).
+ITEM: dict[Kind, str] = {
+    "tools": "tool",
+    "prompts": "prompt",
+    "resources": "resource",
+    "resource_templates": "resource template",
+    "instructions": "instructions",
+}
 
 #: ``pinned``: the tool is as it was pinned (or was pinned just now); ``changed``: it differs.
 PinState = Literal["pinned", "changed"]
@@ -105,12 +123,15 @@ class Accepted:
     tool: str
     old: dict[str, Any] | None
     new: dict[str, Any]
+    #: What was accepted: ``tool``, ``prompt``, ``resource``... (``ITEM``).
+    kind: str = "tool"
 
     def record(self, by: str) -> PinRecord:
         """The ledger's record of this accept, by ``by``."""
         previous = None if self.old is None else digest(self.old)
         return PinRecord(
             code="change_accepted",
+            kind=self.kind,
             name=self.tool,
             digest=digest(self.new),
             previous=previous,
@@ -125,10 +146,13 @@ class PinFile:
     listing is still caught; a restart pins afresh).
     """
 
-    def __init__(self, path: Path | None, agent: str, server: str | None) -> None:
+    def __init__(
+        self, path: Path | None, agent: str, server: str | None, kind: Kind = "tools"
+    ) -> None:
         self.path = path
         self.agent = agent
         self.server = server or ""
+        self.kind: Kind = kind
         self._memory: dict[str, Any] = {}
         self._seen: tuple[int, int, int] | None = None
         self._tools: dict[str, Any] = {}
@@ -197,7 +221,9 @@ class PinFile:
                         "definition": found,
                     }
                     states[name] = "pinned"
-                    events.append(PinRecord(code="tool_pinned", name=name, digest=mark))
+                    events.append(
+                        PinRecord(code="tool_pinned", kind=ITEM[self.kind], name=name, digest=mark)
+                    )
                 elif entry["digest"] == mark:
                     entry.pop("offered", None)  # the server went back to the pinned version
                     states[name] = "pinned"
@@ -208,6 +234,7 @@ class PinFile:
                         events.append(
                             PinRecord(
                                 code="tool_changed",
+                                kind=ITEM[self.kind],
                                 name=name,
                                 digest=mark,
                                 previous=entry["digest"],
@@ -248,13 +275,20 @@ class PinFile:
             if unknown:
                 raise LookupError(
                     f"nothing to accept for {', '.join(map(repr, unknown))} in {self.where} "
-                    f"({self.describe()}): tools with a change waiting are "
+                    f"({self.describe()}): {self.kind} with a change waiting are "
                     f"{', '.join(offering) or 'none'}"
                 )
             for name in wanted:
                 entry = tools[name]
                 offered = entry.pop("offered")
-                done.append(Accepted(tool=name, old=entry["definition"], new=offered["definition"]))
+                done.append(
+                    Accepted(
+                        tool=name,
+                        old=entry["definition"],
+                        new=offered["definition"],
+                        kind=ITEM[self.kind],
+                    )
+                )
                 entry.update(
                     digest=offered["digest"],
                     pinned_at=_now(),
@@ -266,6 +300,11 @@ class PinFile:
                 before_write(done)
         return done
 
+    def offering(self) -> list[str]:
+        """The items with a change waiting to be accepted (the file read again)."""
+        self.refresh()
+        return sorted(name for name, entry in self._tools.items() if "offered" in entry)
+
     def describe(self) -> str:
         server = f", server {self.server!r}" if self.server else ""
         return f"agent {self.agent!r}{server}"
@@ -273,11 +312,11 @@ class PinFile:
     def _section(self, data: dict[str, Any], *, create: bool = False) -> dict[str, Any]:
         if not create:
             found = data.get("agents", {}).get(self.agent, {}).get("servers", {})
-            return dict(found.get(self.server, {}).get("tools", {}))
+            return dict(found.get(self.server, {}).get(self.kind, {}))
         agent = data.setdefault("agents", {}).setdefault(self.agent, {})
         server = agent.setdefault("servers", {}).setdefault(self.server, {})
-        tools: dict[str, Any] = server.setdefault("tools", {})
-        return tools
+        items: dict[str, Any] = server.setdefault(self.kind, {})
+        return items
 
     @contextlib.contextmanager
     def _writing(self, *, write: bool = True) -> Iterator[dict[str, Any]]:

@@ -32,7 +32,7 @@ from .pin_records import PinRecord
 from .pins import PinFile, definition, digest
 from .schemas import ToolSchemas
 
-__all__ = ["OnChange", "Seen", "Vetting"]
+__all__ = ["OnChange", "Seen", "Vetting", "escape_texts"]
 
 log = logging.getLogger("guardkit.mcp")
 
@@ -128,7 +128,7 @@ class Vetting:
             why = (
                 f"the server changed tool {name!r} since it was pinned in {self.pins.where}; "
                 f"an operator reviews and accepts the change with: guardkit mcp accept "
-                f"{self._accept_args()}{name}"
+                f"{self.accept_args()}{name}"
             )
             log.warning("%s (%s)", why, f"held: --on-change {self.on_change.value}")
             shown = None
@@ -183,7 +183,7 @@ class Vetting:
                 )
         return None
 
-    def _accept_args(self) -> str:
+    def accept_args(self) -> str:
         parts = [f"--agent {self.pins.agent}"]
         if self.pins.server:
             parts.append(f"--server-name {self.pins.server}")
@@ -202,7 +202,7 @@ def _escaped(tool: Tool) -> Tool:
     for key in ("input_schema", "output_schema"):
         value = getattr(tool, key)
         if value is not None:
-            escaped = _escape_texts(value)
+            escaped = escape_texts(value)
             if escaped != value:
                 update[key] = escaped
     if not update:
@@ -215,11 +215,12 @@ def _escaped(tool: Tool) -> Tool:
     return tool.model_copy(update=update)
 
 
-def _escape_texts(value: Any, key: str | None = None) -> Any:
+def escape_texts(value: Any, key: str | None = None) -> Any:
+    """``value`` with every string under a ``description`` or ``title`` key escaped."""
     if isinstance(value, Mapping):
-        return {k: _escape_texts(v, k) for k, v in value.items()}
+        return {k: escape_texts(v, k) for k, v in value.items()}
     if isinstance(value, list):
-        return [_escape_texts(item) for item in value]
+        return [escape_texts(item) for item in value]
     if isinstance(value, str) and key in _TEXT_KEYS:
         return escape_hidden(value)
     return value
