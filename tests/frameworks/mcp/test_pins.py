@@ -517,3 +517,18 @@ def test_a_changed_prompt_is_listed_as_pinned_whatever_the_flag(tmp_path: Path, 
     _, (prompt,), _, failed = _lists(_stack(tmp_path, "--on-change", flag, **CHANGED))
     assert prompt.description == "Review a note."
     assert len(failed) == 2
+
+
+def test_pin_events_reach_an_embedded_and_a_remote_guards_ledger(stack: Stack) -> None:
+    async def scenario() -> list[str]:
+        async with stack.client() as client:
+            return [tool.name for tool in (await client.list_tools()).tools]
+
+    listed = anyio.run(scenario)
+    assert "echo" in listed
+    recorded = stack.records("action_requested", pins=True)
+    assert set(listed) <= {r["input"]["name"] for r in recorded}
+    assert {r["tool"] for r in recorded} == {"guardkit.mcp_pin"}
+    codes = {d["reason"]["code"] for d in stack.records("action_denied", pins=True)}
+    assert codes == {"tool_pinned"}
+    assert stack.records("scar") == []
