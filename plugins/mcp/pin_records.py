@@ -5,9 +5,10 @@ pinned, when a server first offered a change, and who accepted it. Each event is
 through the guard's public ``RecordsLocalDenials`` (``deny_local``): a scar-free
 ``action_requested`` + ``action_denied`` pair of the reserved tool ``guardkit.mcp_pin``, whose
 input names the tool and its digests and whose reason code says what happened
-(``tool_pinned``, ``tool_changed``, ``change_accepted``). Nothing runs for it, so it is
-recorded as refused; it counts in the agent's ``actions_denied``, never in its spending or its
-scars. An MCP server can never list this name (``names.reserved``).
+(``pin_first_use``, ``pin_changed``, ``pin_accepted``; a held call's own denial is
+``tool_changed``). Nothing runs for it, so it is recorded as refused; it counts in the agent's
+``actions_denied``, never in its spending or its scars. An MCP server can never list this name
+(``names.reserved``).
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ log = logging.getLogger("guardkit.mcp")
 #: The reserved tool name pin events are recorded under.
 PIN_TOOL = "guardkit.mcp_pin"
 
-PinCode = Literal["tool_pinned", "tool_changed", "change_accepted"]
+PinCode = Literal["pin_first_use", "pin_changed", "pin_accepted"]
 _SAYS: dict[PinCode, str] = {
-    "tool_pinned": "pinned at first use",
-    "tool_changed": "the server offers a version that differs from the pin; held until accepted",
-    "change_accepted": "the offered version was accepted and pinned",
+    "pin_first_use": "pinned at first use",
+    "pin_changed": "the server offers a version that differs from the pin; held until accepted",
+    "pin_accepted": "the offered version was accepted and pinned",
 }
 
 
@@ -47,9 +48,9 @@ class PinRecord:
     name: str
     digest: str
     kind: str = "tool"
-    #: The pinned digest it differs from (``tool_changed``) or replaced (``change_accepted``).
+    #: The pinned digest it differs from (``pin_changed``) or replaced (``pin_accepted``).
     previous: str | None = None
-    #: Who accepted the change (``change_accepted``).
+    #: Who accepted the change (``pin_accepted``).
     by: str | None = None
 
 

@@ -130,7 +130,7 @@ class Accepted:
         """The ledger's record of this accept, by ``by``."""
         previous = None if self.old is None else digest(self.old)
         return PinRecord(
-            code="change_accepted",
+            code="pin_accepted",
             kind=self.kind,
             name=self.tool,
             digest=digest(self.new),
@@ -222,7 +222,9 @@ class PinFile:
                     }
                     states[name] = "pinned"
                     events.append(
-                        PinRecord(code="tool_pinned", kind=ITEM[self.kind], name=name, digest=mark)
+                        PinRecord(
+                            code="pin_first_use", kind=ITEM[self.kind], name=name, digest=mark
+                        )
                     )
                 elif entry["digest"] == mark:
                     entry.pop("offered", None)  # the server went back to the pinned version
@@ -233,7 +235,7 @@ class PinFile:
                         entry["offered"] = {"digest": mark, "seen_at": now, "definition": found}
                         events.append(
                             PinRecord(
-                                code="tool_changed",
+                                code="pin_changed",
                                 kind=ITEM[self.kind],
                                 name=name,
                                 digest=mark,

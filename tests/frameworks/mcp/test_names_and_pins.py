@@ -106,12 +106,12 @@ def test_pin_events_are_taken_once_and_an_accept_that_cannot_be_recorded_pins_no
     pins.record({"note": honest})
     pins.record({"note": honest})
     (first,) = pins.take_events()
-    assert (first.code, first.name, first.digest) == ("tool_pinned", "note", digest(honest))
+    assert (first.code, first.name, first.digest) == ("pin_first_use", "note", digest(honest))
     pins.record({"note": poisoned})
     pins.record({"note": poisoned})  # offered again: seen once
     (changed,) = pins.take_events()
     assert (changed.code, changed.digest, changed.previous) == (
-        "tool_changed", digest(poisoned), digest(honest),
+        "pin_changed", digest(poisoned), digest(honest),
     )  # fmt: skip
     assert pins.take_events() == []
 
@@ -126,7 +126,7 @@ def test_pin_events_are_taken_once_and_an_accept_that_cannot_be_recorded_pins_no
     (done,) = pins.accept((), "alice", before_write=lambda done: None)
     accepted = done.record("alice")
     assert (accepted.code, accepted.digest, accepted.by) == (
-        "change_accepted", digest(poisoned), "alice",
+        "pin_accepted", digest(poisoned), "alice",
     )  # fmt: skip
     assert pins.pinned("note") == poisoned
 

@@ -130,7 +130,7 @@ def test_first_pin_change_and_accept_are_recorded_in_the_agents_ledger(tmp_path:
     _session(changed)
     _session(changed)  # the same change seen again: recorded once
     codes = [d["reason"]["code"] for d in changed.records("action_denied", pins=True)]
-    assert codes == ["tool_pinned", "tool_pinned", "tool_changed"]
+    assert codes == ["pin_first_use", "pin_first_use", "pin_changed"]
     seen = changed.records("action_requested", pins=True)[-1]["input"]
     offered = _pins(tmp_path)["note"]["offered"]["digest"]
     assert (seen["name"], seen["digest"], seen["previous"]) == (
@@ -146,7 +146,7 @@ def test_first_pin_change_and_accept_are_recorded_in_the_agents_ledger(tmp_path:
         "name": "note", "digest": offered, "previous": pins["note"]["digest"], "by": "alice",
     }  # fmt: skip
     last = changed.records("action_denied", pins=True)[-1]
-    assert last["reason"]["code"] == "change_accepted"
+    assert last["reason"]["code"] == "pin_accepted"
     assert changed.records("scar") == []  # pin events never scar the agent
 
 
@@ -470,7 +470,7 @@ def test_changed_instructions_prompts_and_resources_are_held_until_accepted(
             changed.records("action_denied", pins=True),
             strict=True,
         )
-        if d["reason"]["code"] == "tool_changed"
+        if d["reason"]["code"] == "pin_changed"
     ]
     assert sorted(held) == [("instructions", "instructions"), ("prompt", "review"),
                             ("resource", "note://1")]  # fmt: skip
@@ -484,7 +484,7 @@ def test_changed_instructions_prompts_and_resources_are_held_until_accepted(
     done = _accept(tmp_path, "review", "instructions", "note://1", "--by", "alice")
     assert done.returncode == 0, done.stderr
     accepted = changed.records("action_denied", pins=True)[-3:]
-    assert [d["reason"]["code"] for d in accepted] == ["change_accepted"] * 3
+    assert [d["reason"]["code"] for d in accepted] == ["pin_accepted"] * 3
 
     again = _stack(tmp_path, **CHANGED)
     instructions, (prompt,), (resource,), failed = _lists(again)
@@ -530,5 +530,5 @@ def test_pin_events_reach_an_embedded_and_a_remote_guards_ledger(stack: Stack) -
     assert set(listed) <= {r["input"]["name"] for r in recorded}
     assert {r["tool"] for r in recorded} == {"guardkit.mcp_pin"}
     codes = {d["reason"]["code"] for d in stack.records("action_denied", pins=True)}
-    assert codes == {"tool_pinned"}
+    assert codes == {"pin_first_use"}
     assert stack.records("scar") == []
