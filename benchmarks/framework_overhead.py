@@ -7,7 +7,11 @@ difference with the floor measured here in the same process: one ``request`` + `
 on a ``LocalAgent`` over the same store (``:memory:`` and SQLite ``normal``). Target: an
 integration adds at most that floor + 50 µs; the MCP proxy adds at most 1 ms over stdio.
 
-    python benchmarks/framework_overhead.py [--calls 2000] [--only langchain,mcp]
+Last, what the MCP proxy's pins and sanitising add to one ``tools/call`` with a 10 KB result
+(the name checks, the tool's pinned state, hidden characters looked for and escaped:
+``mcp_vetting.per_call``; target: at most 100 µs).
+
+    python benchmarks/framework_overhead.py [--calls 2000] [--only smolagents,google_adk]
 """
 
 from __future__ import annotations
@@ -23,7 +27,15 @@ from pathlib import Path
 
 from guardkit import Guard
 
-FRAMEWORKS = ("langchain", "pydantic_ai", "openai_agents", "llama_index", "mcp")
+FRAMEWORKS = (
+    "langchain",
+    "pydantic_ai",
+    "openai_agents",
+    "llama_index",
+    "smolagents",
+    "google_adk",
+    "mcp",
+)
 POLICY = {"budget": 10**12, "scar_limit": 10**9, "tools": {"t": {"cost": 0}}}
 
 
@@ -93,7 +105,21 @@ def main(argv: list[str] | None = None) -> int:
                 else ""
             )
             print(f"{key:48} {median:9.1f} {p99:9.1f} {added:>9} {over:>11}")
+    if not args.only or "mcp" in args.only.split(","):
+        _vetting_rows(args.calls)
     return 0
+
+
+def _vetting_rows(calls: int) -> None:
+    try:
+        import mcp_vetting
+    except ImportError as exc:
+        print(f"mcp pins + sanitising: not run ({exc})")
+        return
+    print(f"\n{'per tools/call (target <= 100)':58} {'median':>9} {'p99':>9}")
+    for key, samples in mcp_vetting.per_call(calls).items():
+        median, p99 = _stats(samples)
+        print(f"{key:58} {median:9.1f} {p99:9.1f}")
 
 
 if __name__ == "__main__":

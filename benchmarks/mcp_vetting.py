@@ -51,8 +51,44 @@ def _vetting(pins: PinFile, tools: list[Tool]) -> Vetting:
         hide_unlisted=True,
         ledger_name=lambda name: name,
         policy_names=names,
-        on_change=OnChange.HIDE,
+        on_change=OnChange.APPROVAL,
     )
+
+
+def _samples(fn: Callable[[], Any], calls: int) -> list[float]:
+    samples = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def per_call(calls: int) -> dict[str, list[float]]:
+    """Seconds per ``tools/call`` of what the proxy's pins and sanitising add on a 10 KB result:
+    the name checks, the tool's pinned state and ``shown`` (``framework_overhead.py`` prints it;
+    target: at most 100 us)."""
+    tools = [
+        Tool(name=f"tool_{i}", description=f"Tool number {i}.", input_schema={"type": "object"})
+        for i in range(50)
+    ]
+    vetting = _vetting(PinFile(None, "bench", None), tools)
+    vetting.see(tools)
+    figures = {}
+    for label, text in (
+        ("10 KB ASCII", "hello world, an ordinary line of a tool's output\n"),
+        ("10 KB other text", "h\u00e9llo w\u00f6rld, \u5929\u6c17 line\n"),
+        ("10 KB with hidden characters", "saved.\x1b[8m hidden\x1b[0m\u200b line\n"),
+    ):
+        result = _result(text)
+
+        def call(result: dict[str, Any] = result) -> None:
+            vetting.refused("tool_7")
+            vetting.seen("tool_7")
+            shown(result, Results.ESCAPE)
+
+        figures[f"mcp proxy pins + sanitising, {label}"] = _samples(call, calls)
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -133,11 +133,11 @@ mcp.add_command(accept)
 @click.option(
     "--on-change",
     type=click.Choice(["hide", "deny", "approval"]),
-    default="hide",
+    default="approval",
     show_default=True,
     help="A tool whose description or schema changed since it was pinned: left out of "
     "tools/list, listed as pinned and denied, or listed as pinned with every call sent to a "
-    "human, until `guardkit mcp accept`.",
+    "human (the default), until `guardkit mcp accept`.",
 )
 @click.option(
     "--pins",

@@ -1,5 +1,9 @@
 """Trust on first use for an upstream's tools: what each tool said it is, pinned in a file.
 
+The same holds for the rest of what the server tells the model (``listings``): its
+``instructions``, and its ``prompts``, ``resources`` and ``resource_templates`` as listed, each
+kind a section of its own beside ``tools`` (``PinFile``'s ``kind``).
+
 The first time the proxy lists a tool to a client, the tool's name, title, description, input
 and output schemas and annotations (everything the model reads of it) are recorded with their
 digest, under the agent and the proxy's ``server_name``. A later listing that differs (a "rug
@@ -28,7 +32,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -38,7 +42,10 @@ from mcp.types import Tool
 from guardkit._canonical import canonical_json, sha256_hex
 from guardkit._visible import escape_hidden
 
+from .pin_records import PinRecord
+
 __all__ = [
+    "KINDS",
     "PIN_FIELDS",
     "Accepted",
     "agents",
@@ -56,6 +63,19 @@ _FORMAT = "guardkit_mcp_pins"
 _VERSION = 1
 #: Where the pins of a proxy started without a file live (``--pins`` unset, no SQLite ledger).
 _MEMORY = "(memory)"
+
+#: What a pin file pins, each in its own section: the server's tools, prompts, resources and
+#: resource templates as listed, and its instructions (one item, ``instructions``).
+Kind = Literal["tools", "prompts", "resources", "resource_templates", "instructions"]
+KINDS: tuple[Kind, ...] = ("tools", "prompts", "resources", "resource_templates", "instructions")
+#: How one item of each kind is called (in the ledger's pin records and ``accept``'s output).
+ITEM: dict[Kind, str] = {
+    "tools": "tool",
+    "prompts": "prompt",
+    "resources": "resource",
+    "resource_templates": "resource template",
+    "instructions": "instructions",
+}
 
 #: ``pinned``: the tool is as it was pinned (or was pinned just now); ``changed``: it differs.
 PinState = Literal["pinned", "changed"]
@@ -103,6 +123,20 @@ class Accepted:
     tool: str
     old: dict[str, Any] | None
     new: dict[str, Any]
+    #: What was accepted: ``tool``, ``prompt``, ``resource``... (``ITEM``).
+    kind: str = "tool"
+
+    def record(self, by: str) -> PinRecord:
+        """The ledger's record of this accept, by ``by``."""
+        previous = None if self.old is None else digest(self.old)
+        return PinRecord(
+            code="pin_accepted",
+            kind=self.kind,
+            name=self.tool,
+            digest=digest(self.new),
+            previous=previous,
+            by=by,
+        )
 
 
 class PinFile:
@@ -112,13 +146,17 @@ class PinFile:
     listing is still caught; a restart pins afresh).
     """
 
-    def __init__(self, path: Path | None, agent: str, server: str | None) -> None:
+    def __init__(
+        self, path: Path | None, agent: str, server: str | None, kind: Kind = "tools"
+    ) -> None:
         self.path = path
         self.agent = agent
         self.server = server or ""
+        self.kind: Kind = kind
         self._memory: dict[str, Any] = {}
         self._seen: tuple[int, int, int] | None = None
         self._tools: dict[str, Any] = {}
+        self._events: list[PinRecord] = []
 
     @property
     def where(self) -> str:
@@ -153,6 +191,12 @@ class PinFile:
             return None
         return "pinned" if entry["digest"] == found else "changed"
 
+    def take_events(self) -> list[PinRecord]:
+        """What this pin file's writes pinned or first saw changed since the last call (each
+        once, by the proxy whose write it was), for the ledger."""
+        events, self._events = self._events, []
+        return events
+
     # -- writing --------------------------------------------------------------------------------
 
     def record(self, seen: Mapping[str, dict[str, Any]]) -> dict[str, PinState]:
@@ -162,6 +206,7 @@ class PinFile:
         if not any(self._stale(name, mark) for name, mark in marks.items()):
             return {name: self.state(name, mark) or "pinned" for name, mark in marks.items()}
         states: dict[str, PinState] = {}
+        events: list[PinRecord] = []
         with self._writing() as data:
             tools = self._section(data, create=True)
             now = _now()
@@ -176,6 +221,11 @@ class PinFile:
                         "definition": found,
                     }
                     states[name] = "pinned"
+                    events.append(
+                        PinRecord(
+                            code="pin_first_use", kind=ITEM[self.kind], name=name, digest=mark
+                        )
+                    )
                 elif entry["digest"] == mark:
                     entry.pop("offered", None)  # the server went back to the pinned version
                     states[name] = "pinned"
@@ -183,7 +233,17 @@ class PinFile:
                     offered = entry.get("offered")
                     if offered is None or offered["digest"] != mark:
                         entry["offered"] = {"digest": mark, "seen_at": now, "definition": found}
+                        events.append(
+                            PinRecord(
+                                code="pin_changed",
+                                kind=ITEM[self.kind],
+                                name=name,
+                                digest=mark,
+                                previous=entry["digest"],
+                            )
+                        )
                     states[name] = "changed"
+        self._events.extend(events)
         return states
 
     def _stale(self, name: str, mark: str) -> bool:
@@ -196,9 +256,18 @@ class PinFile:
         offered = entry.get("offered") or {}
         return bool(offered.get("digest") != mark)
 
-    def accept(self, names: tuple[str, ...], by: str, *, dry_run: bool = False) -> list[Accepted]:
+    def accept(
+        self,
+        names: tuple[str, ...],
+        by: str,
+        *,
+        dry_run: bool = False,
+        before_write: Callable[[list[Accepted]], None] | None = None,
+    ) -> list[Accepted]:
         """Make the offered version of each tool of ``names`` (all of them if empty) the pinned
-        one. Raises ``LookupError`` naming a tool that offers nothing to accept."""
+        one. Raises ``LookupError`` naming a tool that offers nothing to accept.
+        ``before_write`` is called with what is accepted, under the lock, before the file is
+        written (not on a dry run): what it raises leaves the file as it was."""
         done: list[Accepted] = []
         with self._writing(write=not dry_run) as data:
             tools = self._section(data, create=True)
@@ -208,13 +277,20 @@ class PinFile:
             if unknown:
                 raise LookupError(
                     f"nothing to accept for {', '.join(map(repr, unknown))} in {self.where} "
-                    f"({self.describe()}): tools with a change waiting are "
+                    f"({self.describe()}): {self.kind} with a change waiting are "
                     f"{', '.join(offering) or 'none'}"
                 )
             for name in wanted:
                 entry = tools[name]
                 offered = entry.pop("offered")
-                done.append(Accepted(tool=name, old=entry["definition"], new=offered["definition"]))
+                done.append(
+                    Accepted(
+                        tool=name,
+                        old=entry["definition"],
+                        new=offered["definition"],
+                        kind=ITEM[self.kind],
+                    )
+                )
                 entry.update(
                     digest=offered["digest"],
                     pinned_at=_now(),
@@ -222,7 +298,14 @@ class PinFile:
                     definition=offered["definition"],
                     previous=entry["digest"],
                 )
+            if before_write is not None and done and not dry_run:
+                before_write(done)
         return done
+
+    def offering(self) -> list[str]:
+        """The items with a change waiting to be accepted (the file read again)."""
+        self.refresh()
+        return sorted(name for name, entry in self._tools.items() if "offered" in entry)
 
     def describe(self) -> str:
         server = f", server {self.server!r}" if self.server else ""
@@ -231,17 +314,19 @@ class PinFile:
     def _section(self, data: dict[str, Any], *, create: bool = False) -> dict[str, Any]:
         if not create:
             found = data.get("agents", {}).get(self.agent, {}).get("servers", {})
-            return dict(found.get(self.server, {}).get("tools", {}))
+            return dict(found.get(self.server, {}).get(self.kind, {}))
         agent = data.setdefault("agents", {}).setdefault(self.agent, {})
         server = agent.setdefault("servers", {}).setdefault(self.server, {})
-        tools: dict[str, Any] = server.setdefault("tools", {})
-        return tools
+        items: dict[str, Any] = server.setdefault(self.kind, {})
+        return items
 
     @contextlib.contextmanager
     def _writing(self, *, write: bool = True) -> Iterator[dict[str, Any]]:
         if self.path is None:
-            data = json.loads(json.dumps(self._memory)) if not write else self._memory
-            yield data
+            data = json.loads(json.dumps(self._memory))
+            yield data  # what the block raises leaves the pins as they were
+            if write:
+                self._memory = data
             self._tools = self._section(self._memory)
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -7,8 +7,9 @@
         await proxy.serve_stdio()        # or: await proxy.serve_http("127.0.0.1", 8765)
 
 Built on the SDK's low-level ``Server``: its handlers forward ``tools/list``, ``resources/*``,
-``prompts/*`` and ``completion/complete`` upstream unchanged (only those the upstream serves),
-and ``tools/call`` goes through the guard (``calls.ask``), then upstream, then ``report``.
+``prompts/*`` and ``completion/complete`` upstream (only those the upstream serves), the
+listings vetted and pinned (``vetting``, ``listings``) with the upstream's instructions, and
+``tools/call`` goes through the guard (``calls.ask``), then upstream, then ``report``.
 ``notifications/*/list_changed`` and ``resources/updated`` from the upstream reach every client:
 on handshake-era connections as notifications, on 2026-era ones through
 ``subscriptions/listen``.
@@ -40,12 +41,13 @@ from mcp.server.subscriptions import (
     ServerEvent,
     ToolsListChanged,
 )
+from mcp.shared.exceptions import MCPError
 from mcp_types.methods import serialize_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from guardkit.decisions import Reason
-from guardkit.errors import PolicyError
+from guardkit.errors import GuardError, PolicyError
 from guardkit.policy import Policy
 from guardkit.protocols import AgentGuard, KnowsPolicy
 from guardkit.tools.enforce import unenforceable
@@ -63,8 +65,10 @@ from .calls import (
     refused,
     report,
 )
+from .listings import Listing
 from .names import NAME_MAX, reserved
-from .pins import PinFile
+from .pin_records import PinRecord, can_record, record_pin
+from .pins import Kind, PinFile
 from .results import Results, shown
 from .schemas import ToolSchemas
 from .stdio import serve_stdio
@@ -123,7 +127,7 @@ class GuardProxy:
         calls: CallPolicy = DEFAULT_CALLS,
         name: str = "guardkit-proxy",
         server_name: str | None = None,
-        on_change: OnChange = OnChange.HIDE,
+        on_change: OnChange = OnChange.APPROVAL,
         pins: str | Path | None = None,
         results: Results = Results.ESCAPE,
     ) -> None:
@@ -154,6 +158,8 @@ class GuardProxy:
         self.results = Results(results)
         self._pins = None if pins is None else Path(pins)
         self._vetting: Vetting | None = None
+        self._listings: dict[Kind, Listing] = {}
+        self._instructions: str | None = None
         self._watcher: anyio.abc.TaskGroup | None = None
         self._bus = InMemorySubscriptionBus()
         self._sessions: deque[ServerSession] = deque(maxlen=_MAX_SESSIONS)
@@ -175,8 +181,20 @@ class GuardProxy:
         if policy is not None:
             self._refuse_unenforceable(policy)
         self._vetting = self._vet(policy)
+        self._listings = {
+            kind: Listing(
+                PinFile(self._pins, self.agent.agent_id, self.server_name, kind),
+                self.on_change,
+                self._vetting.accept_args,
+            )
+            for kind in ("prompts", "resources", "resource_templates", "instructions")
+        }
         await self._upstream.__aenter__()
         self._identity = {"upstream": self._describe()}
+        self._instructions = await anyio.to_thread.run_sync(
+            self._listings["instructions"].instructions, self._upstream.instructions
+        )
+        await self._record_pins()
         self._server = self._build()
         self._watcher = anyio.create_task_group()
         await self._watcher.__aenter__()
@@ -232,13 +250,22 @@ class GuardProxy:
         # A held tool an operator accepts (guardkit mcp accept, another process) is announced
         # to the clients as a changed tool list, so they list it again without a restart.
         assert self._vetting is not None
+        watched: list[tuple[Vetting | Listing, types.ServerNotification | None]] = [
+            (self._vetting, types.ToolListChangedNotification()),
+            (self._listings["prompts"], types.PromptListChangedNotification()),
+            (self._listings["resources"], types.ResourceListChangedNotification()),
+            (self._listings["resource_templates"], types.ResourceListChangedNotification()),
+            (self._listings["instructions"], None),  # told at the next start
+        ]
         while True:
             await anyio.sleep(_PIN_POLL)
-            if self._vetting.holding() and await anyio.to_thread.run_sync(
-                self._vetting.any_accepted
-            ):
-                log.warning("a held tool was accepted; telling clients the tool list changed")
-                await self._relay(types.ToolListChangedNotification())
+            for held, notification in watched:
+                if held.holding() and await anyio.to_thread.run_sync(held.any_accepted):
+                    if notification is None:
+                        log.warning("the instructions' change was accepted: a restart shows them")
+                        continue
+                    log.warning("a held item was accepted; telling clients its list changed")
+                    await self._relay(notification)
 
     def _refuse_unenforceable(self, policy: Policy) -> None:
         """Refuse to start when the policy declares a check the proxy cannot apply."""
@@ -299,14 +326,17 @@ class GuardProxy:
             "on_subscriptions_listen": ListenHandler(self._bus),
         }
         if caps.resources is not None:
-            handlers["on_list_resources"] = forward(
-                types.ListResourcesRequest, types.ListResourcesResult
+            handlers["on_list_resources"] = self._pinned_list(
+                types.ListResourcesRequest, types.ListResourcesResult, "resources", "resources"
             )
-            handlers["on_list_resource_templates"] = forward(
-                types.ListResourceTemplatesRequest, types.ListResourceTemplatesResult
+            handlers["on_list_resource_templates"] = self._pinned_list(
+                types.ListResourceTemplatesRequest,
+                types.ListResourceTemplatesResult,
+                "resource_templates",
+                "resourceTemplates",
             )
-            handlers["on_read_resource"] = forward(
-                types.ReadResourceRequest, types.ReadResourceResult
+            handlers["on_read_resource"] = self._held_get(
+                types.ReadResourceRequest, types.ReadResourceResult, "resources", "uri"
             )
             if caps.resources.subscribe:
                 handlers["on_subscribe_resource"] = forward(
@@ -316,11 +346,15 @@ class GuardProxy:
                     types.UnsubscribeRequest, types.EmptyResult
                 )
         if caps.prompts is not None:
-            handlers["on_list_prompts"] = forward(types.ListPromptsRequest, types.ListPromptsResult)
-            handlers["on_get_prompt"] = forward(types.GetPromptRequest, types.GetPromptResult)
+            handlers["on_list_prompts"] = self._pinned_list(
+                types.ListPromptsRequest, types.ListPromptsResult, "prompts", "prompts"
+            )
+            handlers["on_get_prompt"] = self._held_get(
+                types.GetPromptRequest, types.GetPromptResult, "prompts", "name"
+            )
         if caps.completions is not None:
             handlers["on_completion"] = forward(types.CompleteRequest, types.CompleteResult)
-        server: Server[Any] = Server(self._name, **handlers)
+        server: Server[Any] = Server(self._name, instructions=self._instructions, **handlers)
         server.add_request_handler("tools/call", types.CallToolRequestParams, self._call_tool)
         server.middleware.append(self._remember)
         return server
@@ -329,6 +363,35 @@ class GuardProxy:
         upstream = self._upstream
 
         async def handler(ctx: ServerRequestContext[Any], params: Any) -> BaseModel:
+            return await upstream.request(request_type(params=params), result_type)
+
+        return handler
+
+    def _pinned_list(
+        self, request_type: type[Any], result_type: type[BaseModel], kind: Kind, field: str
+    ) -> Any:
+        # One page of a listing, vetted as its kind's pins say (``listings``).
+        upstream, listing = self._upstream, self._listings[kind]
+
+        async def handler(ctx: ServerRequestContext[Any], params: Any) -> BaseModel:
+            page = await upstream.request(request_type(params=params), result_type)
+            shown = await anyio.to_thread.run_sync(listing.see, getattr(page, field))
+            await self._record_pins()
+            return page.model_copy(update={field: shown})
+
+        return handler
+
+    def _held_get(
+        self, request_type: type[Any], result_type: type[BaseModel], kind: Kind, key: str
+    ) -> Any:
+        # A prompt or resource that changed since it was pinned is not fetched (``listings``).
+        upstream, listing = self._upstream, self._listings[kind]
+
+        async def handler(ctx: ServerRequestContext[Any], params: Any) -> BaseModel:
+            why = await anyio.to_thread.run_sync(listing.refused, str(getattr(params, key)))
+            if why is not None:
+                log.warning("refused to fetch it: %s", why)
+                raise MCPError(code=types.INVALID_PARAMS, message=f"{why}. Nothing was fetched.")
             return await upstream.request(request_type(params=params), result_type)
 
         return handler
@@ -354,7 +417,31 @@ class GuardProxy:
         assert self._vetting is not None
         # Pins are a file shared with other proxies: read and written off the event loop.
         shown = await anyio.to_thread.run_sync(self._vetting.see, page.tools)
+        await self._record_pins()
         return page.model_copy(update={"tools": shown})
+
+    async def _record_pins(self) -> None:
+        """Record what the last listings pinned or first saw changed in the agent's ledger."""
+        assert self._vetting is not None
+        events: list[PinRecord] = self._vetting.take_events()
+        for listing in self._listings.values():
+            events.extend(listing.take_events())
+        if not events:
+            return
+        if not can_record(self.agent):
+            log.warning("this agent's guard records no local denials: pin events not recorded")
+            return
+        where = self._vetting.pins.where
+        for event in events:
+            try:
+                await adrive(record_pin(self.agent, event, where, self._identity), self.agent)
+            except GuardError as exc:
+                log.warning(
+                    "could not record %s of %r in the ledger: %s",
+                    event.code,
+                    event.name,
+                    exc.message,
+                )
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

@@ -140,6 +140,8 @@ class Upstream:
         #: What the upstream said it serves when first connected, and who it said it is.
         self.capabilities = ServerCapabilities()
         self.server_info: Implementation | None = None
+        #: The ``instructions`` of its ``initialize`` result (what it tells the model).
+        self.instructions: str | None = None
 
     async def __aenter__(self) -> Upstream:
         self._group = anyio.create_task_group()
@@ -167,6 +169,7 @@ class Upstream:
             raise
         self.capabilities = client.server_capabilities
         self.server_info = getattr(client, "server_info", None)
+        self.instructions = getattr(client, "instructions", None)
         return self
 
     async def __aexit__(

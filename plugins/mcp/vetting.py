@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -28,10 +28,11 @@ from mcp.types import Tool
 from guardkit._visible import escape_hidden, is_hidden
 
 from .names import NameRules
+from .pin_records import PinRecord
 from .pins import PinFile, definition, digest
 from .schemas import ToolSchemas
 
-__all__ = ["OnChange", "Seen", "Vetting"]
+__all__ = ["OnChange", "Seen", "Vetting", "escape_texts"]
 
 log = logging.getLogger("guardkit.mcp")
 
@@ -41,13 +42,13 @@ _TEXT_KEYS = ("description", "title")
 class OnChange(StrEnum):
     """What the proxy does with a tool whose definition changed since it was pinned."""
 
-    #: Left out of ``tools/list`` (the default); a call to it is denied (``tool_changed``),
+    #: Left out of ``tools/list``; a call to it is denied (``tool_changed``),
     #: without a scar: the server changed, not the agent.
     HIDE = "hide"
     #: Listed as it was pinned; every call is denied (``tool_changed``), without a scar.
     DENY = "deny"
-    #: Listed as it was pinned; every call waits for a human's approval until the change is
-    #: accepted (``guardkit mcp accept``).
+    #: Listed as it was pinned (the default); every call waits for a human's approval until the
+    #: change is accepted (``guardkit mcp accept``) or is refused after the approval timeout.
     APPROVAL = "approval"
 
 
@@ -88,6 +89,10 @@ class Vetting:
         self._names = NameRules(policy_names)
         self._seen: dict[str, Seen] = {}
 
+    def take_events(self) -> list[PinRecord]:
+        """The pin events of the listings vetted since the last call, named as in the ledger."""
+        return [replace(e, name=self._ledger_name(e.name)) for e in self.pins.take_events()]
+
     def forget(self) -> None:
         """The upstream's tools changed: what was seen is stale."""
         self._seen.clear()
@@ -123,7 +128,7 @@ class Vetting:
             why = (
                 f"the server changed tool {name!r} since it was pinned in {self.pins.where}; "
                 f"an operator reviews and accepts the change with: guardkit mcp accept "
-                f"{self._accept_args()}{name}"
+                f"{self.accept_args()}{name}"
             )
             log.warning("%s (%s)", why, f"held: --on-change {self.on_change.value}")
             shown = None
@@ -178,7 +183,7 @@ class Vetting:
                 )
         return None
 
-    def _accept_args(self) -> str:
+    def accept_args(self) -> str:
         parts = [f"--agent {self.pins.agent}"]
         if self.pins.server:
             parts.append(f"--server-name {self.pins.server}")
@@ -197,7 +202,7 @@ def _escaped(tool: Tool) -> Tool:
     for key in ("input_schema", "output_schema"):
         value = getattr(tool, key)
         if value is not None:
-            escaped = _escape_texts(value)
+            escaped = escape_texts(value)
             if escaped != value:
                 update[key] = escaped
     if not update:
@@ -210,11 +215,12 @@ def _escaped(tool: Tool) -> Tool:
     return tool.model_copy(update=update)
 
 
-def _escape_texts(value: Any, key: str | None = None) -> Any:
+def escape_texts(value: Any, key: str | None = None) -> Any:
+    """``value`` with every string under a ``description`` or ``title`` key escaped."""
     if isinstance(value, Mapping):
-        return {k: _escape_texts(v, k) for k, v in value.items()}
+        return {k: escape_texts(v, k) for k, v in value.items()}
     if isinstance(value, list):
-        return [_escape_texts(item) for item in value]
+        return [escape_texts(item) for item in value]
     if isinstance(value, str) and key in _TEXT_KEYS:
         return escape_hidden(value)
     return value

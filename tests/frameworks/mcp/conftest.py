@@ -99,9 +99,21 @@ class Stack:
             time.sleep(0.2)
         raise AssertionError(f"nothing pending with {marker!r}")
 
-    def records(self, kind: str) -> list[dict[str, Any]]:
+    def records(self, kind: str, *, pins: bool = False) -> list[dict[str, Any]]:
+        """The payloads of the ledger's ``kind`` records: those of the proxy's pin events
+        (``guardkit.mcp_pin`` actions) only with ``pins``, the others only without."""
         out = self.cli("log", self.agent_id, "--json").stdout
-        return [r["payload"] for r in json.loads(out)["records"] if r["kind"] == kind]
+        records = json.loads(out)["records"]
+        pinned = {
+            r["payload"]["action_id"]
+            for r in records
+            if r["kind"] == "action_requested" and r["payload"]["tool"] == "guardkit.mcp_pin"
+        }
+        return [
+            r["payload"]
+            for r in records
+            if r["kind"] == kind and (r["payload"].get("action_id") in pinned) == pins
+        ]
 
 
 def free_port() -> int:

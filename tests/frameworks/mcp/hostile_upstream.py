@@ -13,6 +13,11 @@ bidirectional characters in its descriptions; ``sneaky`` hides a zero-width spac
 ``enum`` value; ``shout`` answers with ANSI escapes and zero-width and bidirectional characters
 in a text block and an embedded resource; ``n\u043ete`` (a Cyrillic o) and fullwidth
 ``\uff4e\uff4f\uff54\uff45`` pass for ``note``. Every call it receives is appended to ``$MCP_RUNS``.
+
+With ``HOSTILE_LISTS=1`` it also serves instructions (``$HOSTILE_INSTRUCTIONS``), a prompt
+``review`` (description ``$HOSTILE_PROMPT``, a zero-width space in its argument's description)
+and a resource ``note://1`` (description ``$HOSTILE_RESOURCE``); each ``prompts/get`` and
+``resources/read`` is appended to ``$MCP_RUNS`` too.
 """
 
 from __future__ import annotations
@@ -61,6 +66,39 @@ SHOUT = [
 ]
 
 
+LISTS = bool(os.environ.get("HOSTILE_LISTS"))
+PROMPT = {
+    "name": "review",
+    "description": os.environ.get("HOSTILE_PROMPT", "Review a note."),
+    "arguments": [{"name": "id", "description": "the note\u200b id", "required": True}],
+}
+RESOURCE = {
+    "uri": "note://1",
+    "name": "first",
+    "description": os.environ.get("HOSTILE_RESOURCE", "The first note."),
+}
+INSTRUCTIONS = os.environ.get("HOSTILE_INSTRUCTIONS", "Use note to write notes.")
+
+
+LISTED: dict[str, dict[str, object]] = {
+    "prompts/list": {"prompts": [PROMPT]},
+    "resources/list": {"resources": [RESOURCE]},
+    "resources/templates/list": {"resourceTemplates": []},
+}
+
+
+def listed(method: str, params: dict[str, object]) -> dict[str, object]:
+    """The answer to a prompts or resources request (a fetch is appended to ``$MCP_RUNS``)."""
+    if method in LISTED:
+        return LISTED[method]
+    with open(os.environ["MCP_RUNS"], "a", encoding="utf-8") as runs:
+        runs.write(f"{method} {params.get('name') or params.get('uri')}\n")
+    if method == "prompts/get":
+        text = {"type": "text", "text": "Review it."}
+        return {"messages": [{"role": "user", "content": text}]}
+    return {"contents": [{"uri": "note://1", "text": "hello"}]}
+
+
 def notify(method: str) -> None:
     sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": method}) + "\n")
     sys.stdout.flush()
@@ -80,16 +118,19 @@ def main() -> None:
         if method == "initialize":
             if os.environ.get("HOSTILE_SILENT"):
                 continue
-            answer(
-                request_id,
-                {
-                    "protocolVersion": message["params"]["protocolVersion"],
-                    "capabilities": {"tools": {}},
-                    "serverInfo": {"name": "hostile", "version": "6.6.6"},
-                },
-            )
+            result: dict[str, object] = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "hostile", "version": "6.6.6"},
+            }
+            if LISTS:
+                result["capabilities"] = {"tools": {}, "prompts": {}, "resources": {}}
+                result["instructions"] = INSTRUCTIONS
+            answer(request_id, result)
         elif method == "tools/list":
             answer(request_id, {"tools": TOOLS})
+        elif method in LISTED or method in ("prompts/get", "resources/read"):
+            answer(request_id, listed(method, message.get("params") or {}))
         elif method == "tools/call":
             params = message["params"]
             with open(os.environ["MCP_RUNS"], "a", encoding="utf-8") as runs:

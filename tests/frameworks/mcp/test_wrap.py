@@ -261,7 +261,9 @@ def test_a_wrapped_configuration_runs_every_call_through_the_guard(tmp_path: Pat
         records = guard.log("mcp-notes")["records"]
     assert status["spent"] == 1
     requested = [r["payload"] for r in records if r["kind"] == "action_requested"]
-    assert [(p["tool"], p["input"]["text"]) for p in requested] == [("echo", "hello")]
+    called = [p for p in requested if p["tool"] != "guardkit.mcp_pin"]  # the rest: pin events
+    assert [(p["tool"], p["input"]["text"]) for p in called] == [("echo", "hello")]
+    assert "echo" in {p["input"]["name"] for p in requested if p["tool"] == "guardkit.mcp_pin"}
     outcomes = [r["payload"]["status"] for r in records if r["kind"] == "outcome"]
     assert outcomes == ["success"]
 
@@ -294,4 +296,4 @@ def test_a_shared_agent_fronts_each_server_under_its_own_namespace(tmp_path: Pat
     with Guard(str(tmp_path / "gk" / "guard.db")) as guard:
         records = guard.log("desk")["records"]
     tools = [r["payload"]["tool"] for r in records if r["kind"] == "action_requested"]
-    assert tools == ["notes.echo"]
+    assert [tool for tool in tools if tool != "guardkit.mcp_pin"] == ["notes.echo"]
