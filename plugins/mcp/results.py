@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from enum import StrEnum
 from typing import Any
 
-from guardkit._visible import escape_hidden, is_hidden
+from guardkit._visible import escape_hidden, hidden_in
 
 __all__ = ["Results", "shown"]
 
@@ -70,7 +70,7 @@ def shown(result: dict[str, Any], mode: Results) -> tuple[dict[str, Any], str]:
     for index, key, text in _texts(result):
         if _clean(text):
             continue
-        hidden = {ch for ch in text if is_hidden(ch)}
+        hidden = hidden_in(text)
         if hidden:
             found |= hidden
             changed[(index, key)] = escape_hidden(text)
