@@ -582,11 +582,12 @@ class Transaction(abc.ABC):
             witness.append(self._witnessing, sync=False)
 
     def witnessed(self) -> None:
-        """Make this commit's witness lines durable (``durability="full"``) before the caller
-        is answered; a backend calls it once its writer lock is released."""
+        """Have this commit's witness lines made durable (``durability="full"``: on the
+        witness's thread, see ``guardkit.store.witness``); a backend calls it once the commit is
+        durable and its writer lock released, before the caller is answered."""
         if self._witnessing and self.store.sync_witness:
             assert self.store.witness is not None
-            self.store.witness.sync()
+            self.store.witness.sync_soon()
 
     def aborted(self) -> None:
         """The transaction rolled back: forget every state and action it changed in memory."""
