@@ -99,3 +99,65 @@ def test_a_batch_locks_its_agents_ahead(guard: Guard) -> None:
         assert guard.engine.request("bot", "buy").decision == "allowed"
         assert guard.engine.request("other", "buy").decision == "allowed"
     assert guard.status("bot")["spent"] == guard.status("other")["spent"] == 1
+
+
+def test_a_failure_after_writing_rolls_back_only_its_own_writes(guard: Guard) -> None:
+    """An operation that fails once it has written (not a clean refusal) takes the batch's
+    transaction down with it; the others are committed one by one and get their results."""
+    assert isinstance(guard.store, SharedStore)
+    committer = GroupCommitter(guard.store)
+    engine = guard.engine
+
+    def buy_then_fail() -> None:
+        engine.request("bot", "buy")
+        raise RuntimeError("the caller's code failed after the decision")
+
+    gate = threading.Event()
+    committer.submit(gate.wait)
+    before = committer.submit(lambda: engine.request("bot", "buy").to_dict(), "bot")
+    failing = committer.submit(buy_then_fail, "bot")
+    after = committer.submit(lambda: engine.request("other", "buy").to_dict(), "other")
+    gate.set()
+    assert before.result()["decision"] == "allowed"
+    with pytest.raises(RuntimeError, match="failed after the decision"):
+        failing.result()
+    assert after.result()["remaining"] == 99
+    committer.close()
+    assert guard.status("bot")["spent"] == 1  # the failed operation's request is not kept
+    assert guard.verify("bot")["records"] == 2 + 2
+    assert guard.verify("other")["ok"] is True
+
+
+def test_a_batch_is_one_commit_and_one_witness_append(tmp_path: Path) -> None:
+    """Concurrent decisions share one transaction: one COMMIT (one fsync) and one append of
+    the heads it changed (one line per agent, not per decision) for the whole batch."""
+    from guardkit.store.sqlite import SQLiteStore
+
+    inner = SQLiteStore(str(tmp_path / "g.db"))
+    witness = tmp_path / "g.db.witness"
+    with Guard(SharedStore(inner)) as guard:
+        for agent_id in ("bot", "other"):
+            guard.create_agent(agent_id, POLICY)
+        assert isinstance(guard.store, SharedStore)
+        committer = GroupCommitter(guard.store)
+        engine = guard.engine
+        gate, inside = threading.Event(), threading.Event()
+        held = committer.submit(lambda: inside.set() or gate.wait())
+        inside.wait()  # the writer is in the held job's transaction: the rest queue behind it
+        statements: list[str] = []
+        lines = len(witness.read_text().splitlines())
+        inner._conn.set_trace_callback(statements.append)
+        futures = [
+            committer.submit(lambda a=agent_id: engine.request(a, "buy").to_dict(), agent_id)
+            for agent_id in ("bot", "other", "bot", "other", "bot")
+        ]
+        gate.set()
+        assert held.result() is True
+        assert [f.result()["decision"] for f in futures] == ["allowed"] * 5
+        committer.close()
+        inner._conn.set_trace_callback(None)
+        # the held job's (empty) transaction, then the batch's
+        assert statements.count("COMMIT") == 2
+        assert len([s for s in statements if s.startswith("INSERT INTO records")]) == 10
+        assert len(witness.read_text().splitlines()) == lines + 2
+        assert guard.status("bot")["spent"] == 3
