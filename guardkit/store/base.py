@@ -44,7 +44,7 @@ from guardkit.store.state import (
     ActionRow,
     AgentState,
 )
-from guardkit.store.witness import Entry, FileWitness, Head, Witness
+from guardkit.store.witness import CommandWitness, Entry, FileWitness, Head, Witness
 
 __all__ = ["ActionRow", "AgentState", "Store", "Transaction"]
 
@@ -107,6 +107,8 @@ class Store(abc.ABC):
             return
         if isinstance(witness, Witness):
             self.witness = witness
+        elif witness.startswith("cmd:"):
+            self.witness = CommandWitness(witness.removeprefix("cmd:"))
         else:
             size = tx.get_meta("witness_size")
             self.witness = FileWitness(
@@ -192,6 +194,7 @@ class Transaction(abc.ABC):
         "_touched",
         "_witnessing",
         "changes",
+        "done",
         "store",
         "write",
     )
@@ -213,6 +216,8 @@ class Transaction(abc.ABC):
         self._witnessing: list[Entry] | None = None
         #: Writes so far (group commit uses it to tell a clean failure from a dirty one).
         self.changes = 0
+        #: Whether the commit happened (an error after it, from the witness, undoes nothing).
+        self.done = False
         # Every record of one operation shares its clock reading; format it once.
         self._stamp: tuple[float, str, float] = (-1.0, "", 0.0)
 
@@ -571,6 +576,7 @@ class Transaction(abc.ABC):
 
     def committed(self) -> None:
         """The commit succeeded: the states it changed are now the committed ones."""
+        self.done = True
         for state in self._loaded.values():
             state.dirty = False
         if self._held:

@@ -26,13 +26,15 @@ from __future__ import annotations
 import abc
 import json
 import os
+import shlex
+import subprocess
 import threading
 from typing import NamedTuple
 
 from guardkit.errors import StoreError
 from guardkit.store.chain import json_str
 
-__all__ = ["Entry", "FileWitness", "Head", "Witness"]
+__all__ = ["CommandWitness", "Entry", "FileWitness", "Head", "Witness"]
 
 _HEADER = b"guardkit-witness v1\n"
 #: Under ``durability="full"``, the least time between two fsyncs of a witness file: the lines
@@ -210,6 +212,45 @@ class FileWitness(Witness):
             finally:
                 os.close(self._fd)
                 self._fd = -1
+
+
+class CommandWitness(Witness):
+    """Publishes every commit's heads by running a program with them on its stdin, one JSON line
+    each as in the file (``witness="cmd:PROGRAM ARGS"``): to a transparency log, another host, a
+    ticket. It runs after the commit and before the caller is answered; a program that fails
+    (exit status not 0) or runs longer than ``timeout`` seconds fails the decision: the caller
+    gets a ``StoreError``, not the decision. It is not read back: the heads it checks against
+    are the ones this process published.
+    """
+
+    def __init__(self, command: str, *, timeout: float = 10.0) -> None:
+        super().__init__()
+        self.argv = shlex.split(command)
+        if not self.argv:
+            raise StoreError('witness="cmd:" names no program: write witness="cmd:PROGRAM ARGS"')
+        self.location = f"cmd:{command}"
+        self.timeout = timeout
+
+    def append(self, heads: list[Entry], *, sync: bool) -> None:
+        text = "".join(_line(*head) for head in heads).encode()
+        try:
+            done = subprocess.run(
+                self.argv, input=text, capture_output=True, timeout=self.timeout, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise self._failed(str(exc)) from exc
+        if done.returncode != 0:
+            tail = done.stderr.decode(errors="replace").strip()[-300:]
+            raise self._failed(f"it exited with status {done.returncode}: {tail or 'no output'}")
+        for agent_id, seq, digest, _ in heads:
+            self._note(agent_id, seq, digest)
+
+    def _failed(self, why: str) -> StoreError:
+        return StoreError(
+            f"the witness command {self.location!r} failed ({why}); the decision is committed "
+            "but not witnessed, and was not returned: fix the command (the next decision "
+            "witnesses every head since)"
+        )
 
 
 class _Syncer:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from guardkit import Guard, UnknownAction
+from guardkit import Guard, StoreError, UnknownAction
 from guardkit.server.batching import GroupCommitter, SharedStore
 from guardkit.store import open_store
 from tests.server.pg import pg_schema_url
@@ -161,3 +161,31 @@ def test_a_batch_is_one_commit_and_one_witness_append(tmp_path: Path) -> None:
         assert len([s for s in statements if s.startswith("INSERT INTO records")]) == 10
         assert len(witness.read_text().splitlines()) == lines + 2
         assert guard.status("bot")["spent"] == 3
+
+
+def test_a_batch_committed_but_not_witnessed_is_not_run_again(tmp_path: Path) -> None:
+    """The witness fails after the batch's commit: every operation of the batch gets the error,
+    and none runs a second time (the batch is not rolled back: it is in the ledger)."""
+    from tests.store.test_command_witness import publisher
+
+    command, _, down = publisher(tmp_path)
+    with Guard(SharedStore(open_store(f"sqlite:///{tmp_path / 'g.db'}", witness=command))) as guard:
+        guard.create_agent("bot", POLICY)
+        assert isinstance(guard.store, SharedStore)
+        committer = GroupCommitter(guard.store)
+        engine = guard.engine
+        gate, inside = threading.Event(), threading.Event()
+        committer.submit(lambda: inside.set() or gate.wait())
+        inside.wait()
+        futures = [
+            committer.submit(lambda: engine.request("bot", "buy").to_dict(), "bot")
+            for _ in range(3)
+        ]
+        down.touch()
+        gate.set()
+        for future in futures:
+            with pytest.raises(StoreError, match="witness command"):
+                future.result()
+        committer.close()
+        down.unlink()
+        assert guard.verify("bot")["records"] == 2 + 2 * 3
