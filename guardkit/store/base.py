@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import abc
 import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import Any, Literal
@@ -110,10 +111,18 @@ class Store(abc.ABC):
         elif witness.startswith("cmd:"):
             self.witness = CommandWitness(witness.removeprefix("cmd:"))
         else:
-            size = tx.get_meta("witness_size")
-            self.witness = FileWitness(
-                witness, existed=tx.get_meta("witness") is not None, size=int(size or 0)
-            )
+            size = int(tx.get_meta("witness_size") or 0)
+            existed = tx.get_meta("witness") is not None
+            if witness.startswith(("postgresql://", "postgres://")):
+                from guardkit.store.pg_witness import PostgresWitness, location_of
+
+                # The same witness as last time (a store moving to this one starts it afresh).
+                existed = tx.get_meta("witness") == location_of(witness)
+                ident = tx.get_meta("witness_id") or uuid.uuid4().hex
+                tx.set_meta("witness_id", ident)
+                self.witness = PostgresWitness(witness, ident, existed=existed, size=size)
+            else:
+                self.witness = FileWitness(witness, existed=existed, size=size)
         try:
             tx.set_meta("witness", self.witness.location)
             tx.set_meta("witness_size", str(self.witness.size))
