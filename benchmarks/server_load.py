@@ -135,8 +135,12 @@ def bench_http(
     name: str, url: str, pid: int, clients: int, pairs: int, approval_every: int = 0
 ) -> dict[str, float]:
     ids = [f"{uuid.uuid4().hex[:8]}-{i}" for i in range(clients)]
-    with AdminClient(url, TOKEN) as admin:
-        tokens = [admin.create_agent(a, POLICY)["token"] for a in ids]
+    floor = name.startswith("floor")
+    if floor:
+        tokens = ["floor"] * clients
+    else:
+        with AdminClient(url, TOKEN) as admin:
+            tokens = [admin.create_agent(a, POLICY)["token"] for a in ids]
     context = multiprocessing.get_context("fork")
     start = time.time() + 1.0 + 0.05 * clients
     pipes, procs = [], []
@@ -162,12 +166,14 @@ def bench_http(
     latencies = sorted(x for lat, _ in results for x in lat)
     client_cpu = sum(cpu for _, cpu in results)
     asked = sum(1 for i in range(pairs + 20) if approval_every and i % approval_every == 0)
-    with AdminClient(url, TOKEN) as admin:
-        lost = sum(
-            (pairs + 20) * (not admin.verify(a)["ok"])
-            + (pairs + 20 - asked - admin.status(a)["actions_allowed"])
-            for a in ids
-        )
+    lost = 0
+    if not floor:
+        with AdminClient(url, TOKEN) as admin:
+            lost = sum(
+                (pairs + 20) * (not admin.verify(a)["ok"])
+                + (pairs + 20 - asked - admin.status(a)["actions_allowed"])
+                for a in ids
+            )
     rate = len(latencies) / elapsed
     row = {
         "pairs/s": rate,
@@ -211,6 +217,106 @@ def _server(
     finally:
         proc.terminate()
         proc.wait(timeout=60)
+
+
+def _floor_serve(path: str, port: Any) -> None:
+    """The floor (its own process): a minimal Starlette app on the guard server's ASGI server
+    (``guardkit.server.runner``: uvicorn, same options) that commits what a pair writes, the
+    naive way: a request inserts two ledger-sized rows and an outcome one, each request in its own
+    SQLite WAL transaction with ``synchronous=FULL`` (one fsync), on the thread pool."""
+    import sqlite3
+    import threading
+
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from guardkit.server.runner import bind, serve
+
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute(
+        "CREATE TABLE records (agent_id TEXT, seq INTEGER, body TEXT, PRIMARY KEY (agent_id, seq))"
+        " WITHOUT ROWID"
+    )
+    lock = threading.Lock()
+    seqs: dict[str, int] = {}
+    body = "x" * 300
+
+    def commit(agent_id: str, rows: int) -> int:
+        with lock:
+            seq = seqs.get(agent_id, 0)
+            seqs[agent_id] = seq + rows
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany(
+                "INSERT INTO records VALUES (?, ?, ?)",
+                [(agent_id, seq + n, body) for n in range(rows)],
+            )
+            conn.execute("COMMIT")
+            return seq
+
+    async def request(req: Request) -> JSONResponse:
+        await req.json()
+        seq = await run_in_threadpool(commit, req.path_params["agent_id"], 2)
+        return JSONResponse({"decision": "allowed", "action_id": f"act-{seq}"})
+
+    async def outcome(req: Request) -> JSONResponse:
+        await req.json()
+        await run_in_threadpool(commit, req.path_params["agent_id"], 1)
+        return JSONResponse({"status": "success", "action_id": req.path_params["action_id"]})
+
+    app = Starlette(
+        routes=[
+            Route("/v1/agents/{agent_id}/actions", request, methods=["POST"]),
+            Route("/v1/agents/{agent_id}/actions/{action_id}/outcome", outcome, methods=["POST"]),
+        ]
+    )
+    sock = bind("127.0.0.1", 0)
+    port.value = sock.getsockname()[1]
+    serve(app, sock, log_level="warning")
+
+
+@contextmanager
+def _floor(path: Path) -> Iterator[tuple[str, int]]:
+    context = multiprocessing.get_context("spawn")
+    port = context.Value("i", 0)
+    proc = context.Process(target=_floor_serve, args=(str(path), port), daemon=True)
+    proc.start()
+    try:
+        while not port.value:
+            if not proc.is_alive():
+                raise RuntimeError("the floor server did not start")
+            time.sleep(0.01)
+        yield f"http://127.0.0.1:{port.value}", proc.pid or 0
+    finally:
+        proc.terminate()
+        proc.join(timeout=60)
+
+
+def bench_floor(tmp: Path, counts: list[int], pairs: int, rounds: int) -> None:
+    """The guard server (SQLite, full) and the Starlette floor in alternating rounds (the
+    machine is shared: alternating spreads its noise over both), medians compared."""
+    rates: dict[tuple[str, int], list[float]] = {}
+    with (
+        _server(f"sqlite:///{tmp / 'sqlite' / 'server.db'}", tmp / "sqlite") as guard,
+        _floor(tmp / "floor.db") as floor,
+    ):
+        for _ in range(rounds):
+            for clients in counts:
+                for name, (url, pid) in (("floor, Starlette", floor), ("HTTP, SQLite full", guard)):
+                    row = bench_http(name, url, pid, clients, pairs)
+                    rates.setdefault((name, clients), []).append(row["pairs/s"])
+    for clients in counts:
+        floor_rate = statistics.median(rates[("floor, Starlette", clients)])
+        guard_rate = statistics.median(rates[("HTTP, SQLite full", clients)])
+        print(
+            f"{clients} clients, median of {rounds}: guard {guard_rate:.0f} pairs/s, "
+            f"floor {floor_rate:.0f}: ratio {guard_rate / floor_rate:.2f}x "
+            "(targets: >= 1.0x the floor, >= 1,000 pairs/s with 8 clients)"
+        )
 
 
 @contextmanager
@@ -302,7 +408,7 @@ def main() -> None:
     parser.add_argument("--pg", default=os.environ.get("GUARDKIT_TEST_PG"))
     parser.add_argument("--notify", action="store_true", help="measure notifications' cost")
     parser.add_argument("--approval-every", type=int, default=10, help="with --notify")
-    parser.add_argument("--rounds", type=int, default=3, help="with --notify")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds")
     args = parser.parse_args()
     counts = [int(c) for c in args.clients.split(",")]
     print(f"{os.cpu_count()} cores; {args.pairs} request+report pairs per client; ", end="")
@@ -316,9 +422,7 @@ def main() -> None:
         if args.notify:
             bench_notify(tmp, counts, args.pairs, args.approval_every, args.rounds)
             return
-        with _server(f"sqlite:///{tmp / 'server.db'}", tmp / "sqlite") as (url, pid):
-            for clients in counts:
-                bench_http("HTTP, SQLite full", url, pid, clients, args.pairs)
+        bench_floor(tmp, counts, args.pairs, args.rounds)
         if args.pg:
             with _pg_schema(args.pg) as pg_url, _server(pg_url, tmp / "pg") as (url, pid):
                 for clients in counts:

@@ -7,7 +7,8 @@ each caller's future resolves only after the commit, so every decision is still 
 is returned. An operation refused before it wrote anything (an unknown action, a wrong state)
 just gets its error; if one fails after writing, or the store fails, the whole batch is rolled
 back and its operations run again one per transaction, so one caller's error never touches
-another's result.
+another's result. A batch that committed and then failed (its witness refused the heads) is not
+run again: each of its callers gets that error.
 """
 
 from __future__ import annotations
@@ -132,11 +133,18 @@ class GroupCommitter:
 
     def _commit(self, batch: list[_Job]) -> None:
         if len(batch) > 1:
+            joined: Transaction | None = None
             try:
                 with self.store.joined() as tx:
+                    joined = tx
                     tx.prefetch(sorted({job.key for job in batch if job.key}))
                     outcomes = [_run_clean(job, tx) for job in batch]
-            except BaseException:  # noqa: BLE001 - rolled back; each job reruns alone below
+            except BaseException as exc:  # noqa: BLE001 - rolled back; each job reruns alone below
+                if joined is not None and joined.done:
+                    # Committed, then not witnessed: nothing to run again, nothing to return.
+                    for job in batch:
+                        job.future.set_exception(exc)
+                    return
                 log.debug("batch of %d rolled back; running its operations one by one", len(batch))
             else:
                 for job, (ok, value) in zip(batch, outcomes, strict=True):

@@ -46,8 +46,10 @@ def open_store(
 
     ``witness`` is where every commit's heads also go, outside the database (see
     ``guardkit.store.witness``): ``"auto"`` is the file ``<db>.witness`` beside a SQLite file
-    (none in memory or on PostgreSQL), a path puts it elsewhere, any ``Witness`` publishes it
-    your way, None turns it off (to audit a store whose witness is gone).
+    (none in memory or on PostgreSQL), a path puts it elsewhere, ``"postgresql://..."`` in a
+    table of another database (``guardkit.store.pg_witness``), ``"cmd:PROGRAM ARGS"`` on a
+    program's stdin (``CommandWitness``), any ``Witness`` publishes it your way, None turns it
+    off (to audit a store whose witness is gone).
     """
     if isinstance(url, Store):
         return url

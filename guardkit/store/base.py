@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import abc
 import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import Any, Literal
@@ -44,7 +45,7 @@ from guardkit.store.state import (
     ActionRow,
     AgentState,
 )
-from guardkit.store.witness import Entry, FileWitness, Head, Witness
+from guardkit.store.witness import CommandWitness, Entry, FileWitness, Head, Witness
 
 __all__ = ["ActionRow", "AgentState", "Store", "Transaction"]
 
@@ -107,11 +108,21 @@ class Store(abc.ABC):
             return
         if isinstance(witness, Witness):
             self.witness = witness
+        elif witness.startswith("cmd:"):
+            self.witness = CommandWitness(witness.removeprefix("cmd:"))
         else:
-            size = tx.get_meta("witness_size")
-            self.witness = FileWitness(
-                witness, existed=tx.get_meta("witness") is not None, size=int(size or 0)
-            )
+            size = int(tx.get_meta("witness_size") or 0)
+            existed = tx.get_meta("witness") is not None
+            if witness.startswith(("postgresql://", "postgres://")):
+                from guardkit.store.pg_witness import PostgresWitness, location_of
+
+                # The same witness as last time (a store moving to this one starts it afresh).
+                existed = tx.get_meta("witness") == location_of(witness)
+                ident = tx.get_meta("witness_id") or uuid.uuid4().hex
+                tx.set_meta("witness_id", ident)
+                self.witness = PostgresWitness(witness, ident, existed=existed, size=size)
+            else:
+                self.witness = FileWitness(witness, existed=existed, size=size)
         try:
             tx.set_meta("witness", self.witness.location)
             tx.set_meta("witness_size", str(self.witness.size))
@@ -192,6 +203,7 @@ class Transaction(abc.ABC):
         "_touched",
         "_witnessing",
         "changes",
+        "done",
         "store",
         "write",
     )
@@ -213,6 +225,8 @@ class Transaction(abc.ABC):
         self._witnessing: list[Entry] | None = None
         #: Writes so far (group commit uses it to tell a clean failure from a dirty one).
         self.changes = 0
+        #: Whether the commit happened (an error after it, from the witness, undoes nothing).
+        self.done = False
         # Every record of one operation shares its clock reading; format it once.
         self._stamp: tuple[float, str, float] = (-1.0, "", 0.0)
 
@@ -571,6 +585,7 @@ class Transaction(abc.ABC):
 
     def committed(self) -> None:
         """The commit succeeded: the states it changed are now the committed ones."""
+        self.done = True
         for state in self._loaded.values():
             state.dirty = False
         if self._held:
@@ -582,11 +597,12 @@ class Transaction(abc.ABC):
             witness.append(self._witnessing, sync=False)
 
     def witnessed(self) -> None:
-        """Make this commit's witness lines durable (``durability="full"``) before the caller
-        is answered; a backend calls it once its writer lock is released."""
+        """Have this commit's witness lines made durable (``durability="full"``: on the
+        witness's thread, see ``guardkit.store.witness``); a backend calls it once the commit is
+        durable and its writer lock released, before the caller is answered."""
         if self._witnessing and self.store.sync_witness:
             assert self.store.witness is not None
-            self.store.witness.sync()
+            self.store.witness.sync_soon()
 
     def aborted(self) -> None:
         """The transaction rolled back: forget every state and action it changed in memory."""

@@ -10,8 +10,15 @@ witnessed seq carries another hash, is quarantined with both named.
 The witness is appended after the database commit and before the caller is answered, so it
 never runs ahead of a commit that did not happen, and a decision a caller was told about is
 always witnessed; a crash between the two leaves the database one commit ahead, which the next
-open witnesses. It defends against a host that can rewrite the database but not the witness;
-not against one that can rewrite both (then only a checkpoint published elsewhere helps).
+open witnesses. Under ``durability="full"`` the lines are made durable by a thread of the
+witness's own, one fsync for every commit of the last ``GROUP_SYNC_SECONDS`` (an fsync a commit
+would double the cost of a decision): a process killed at any point loses no line (each is
+written before its caller is answered), and a line is never durable before its commit is; only
+a power cut can leave the witness behind the database, by the commits of that last interval,
+which the next open witnesses again, as after a crash between commit and line. A failed
+background fsync fails every later commit. It defends against a host that can rewrite the
+database but not the witness; not against one that can rewrite both (then only a checkpoint
+published elsewhere helps).
 """
 
 from __future__ import annotations
@@ -19,14 +26,22 @@ from __future__ import annotations
 import abc
 import json
 import os
+import shlex
+import subprocess
+import threading
 from typing import NamedTuple
 
 from guardkit.errors import StoreError
 from guardkit.store.chain import json_str
 
-__all__ = ["Entry", "FileWitness", "Head", "Witness"]
+__all__ = ["CommandWitness", "Entry", "FileWitness", "Head", "Witness"]
 
 _HEADER = b"guardkit-witness v1\n"
+#: Under ``durability="full"``, the least time between two fsyncs of a witness file: the lines
+#: of every commit in between share the next one. An fsync of the witness costs the database's
+#: next commit a whole fsync of its own (the disk flushes one file at a time); grouped, it costs
+#: little, and a power cut can leave the witness at most this much (plus one fsync) behind.
+GROUP_SYNC_SECONDS = 0.05
 
 
 #: One witnessed head as it is appended: ``(agent, seq, hash, signature or None)``.
@@ -56,6 +71,11 @@ class Witness(abc.ABC):
 
     def sync(self) -> None:  # noqa: B027 - a witness whose append is durable has nothing to do
         """Make every head appended so far durable."""
+
+    def sync_soon(self) -> None:
+        """Make every head appended so far durable, now or shortly (``durability="full"``: called
+        once the commit is durable, before the caller is answered)."""
+        self.sync()
 
     def refresh(self) -> None:  # noqa: B027 - a witness only this process writes has nothing to read
         """Read what other processes witnessed since this one last looked."""
@@ -87,6 +107,7 @@ class FileWitness(Witness):
         #: Set by a store whose appends all happen under its writer lock, after a refresh.
         self.exclusive = False
         self._offset = 0
+        self._syncer: _Syncer | None = None
         try:
             self._fd = os.open(path, os.O_RDWR | os.O_APPEND)
         except FileNotFoundError:
@@ -102,6 +123,9 @@ class FileWitness(Witness):
             _sync_directory(path)
         try:
             self._read(opening=True)
+            # What a killed process wrote but never synced is made durable before this store
+            # records the witness's size (a power cut must not leave it shorter than that).
+            os.fdatasync(self._fd)
             if self._offset < size:
                 raise StoreError(
                     f"the head witness {path} is {self._offset} bytes, but the store saw "
@@ -139,6 +163,8 @@ class FileWitness(Witness):
         self._offset = start + end
 
     def refresh(self) -> None:
+        if self._syncer is not None:
+            self._syncer.check()  # before a transaction begins: refused, nothing written
         self._read()
 
     @property
@@ -146,6 +172,8 @@ class FileWitness(Witness):
         return self._offset
 
     def append(self, heads: list[Entry], *, sync: bool) -> None:
+        if self._syncer is not None:
+            self._syncer.check()
         text = "".join(_line(*head) for head in heads).encode()
         try:
             os.write(self._fd, text)
@@ -164,18 +192,127 @@ class FileWitness(Witness):
             self._offset += len(text)
 
     def sync(self) -> None:
+        if self._syncer is not None:
+            self._syncer.check()
         try:
             os.fdatasync(self._fd)
         except OSError as exc:
-            raise StoreError(
-                f"the head witness {self.path} could not be made durable ({exc}); the decision "
-                "is committed but may not be witnessed: fix the witness and reopen the store"
-            ) from exc
+            raise _not_durable(self.path, exc) from exc
+
+    def sync_soon(self) -> None:
+        if self._syncer is None:
+            self._syncer = _Syncer(self._fd, self.path)
+        self._syncer.request()
 
     def close(self) -> None:
         if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+            try:
+                if self._syncer is not None:
+                    self._syncer.stop()
+            finally:
+                os.close(self._fd)
+                self._fd = -1
+
+
+class CommandWitness(Witness):
+    """Publishes every commit's heads by running a program with them on its stdin, one JSON line
+    each as in the file (``witness="cmd:PROGRAM ARGS"``): to a transparency log, another host, a
+    ticket. It runs after the commit and before the caller is answered; a program that fails
+    (exit status not 0) or runs longer than ``timeout`` seconds fails the decision: the caller
+    gets a ``StoreError``, not the decision. It is not read back: the heads it checks against
+    are the ones this process published.
+    """
+
+    def __init__(self, command: str, *, timeout: float = 10.0) -> None:
+        super().__init__()
+        self.argv = shlex.split(command)
+        if not self.argv:
+            raise StoreError('witness="cmd:" names no program: write witness="cmd:PROGRAM ARGS"')
+        self.location = f"cmd:{command}"
+        self.timeout = timeout
+
+    def append(self, heads: list[Entry], *, sync: bool) -> None:
+        text = "".join(_line(*head) for head in heads).encode()
+        try:
+            done = subprocess.run(
+                self.argv, input=text, capture_output=True, timeout=self.timeout, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise self._failed(str(exc)) from exc
+        if done.returncode != 0:
+            tail = done.stderr.decode(errors="replace").strip()[-300:]
+            raise self._failed(f"it exited with status {done.returncode}: {tail or 'no output'}")
+        for agent_id, seq, digest, _ in heads:
+            self._note(agent_id, seq, digest)
+
+    def _failed(self, why: str) -> StoreError:
+        return StoreError(
+            f"the witness command {self.location!r} failed ({why}); the decision is committed "
+            "but not witnessed, and was not returned: fix the command (the next decision "
+            "witnesses every head since)"
+        )
+
+
+class _Syncer:
+    """``fdatasync`` of a witness file on a thread of its own: each covers every line written
+    before it, and the requests of the next ``GROUP_SYNC_SECONDS`` share the next one; the last
+    is made when the witness closes."""
+
+    def __init__(self, fd: int, path: str) -> None:
+        self._fd, self._path = fd, path
+        self._cond = threading.Condition()
+        self._wanted = self._done = 0
+        self._error: OSError | None = None
+        self._stopping = False
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="guardkit-witness", daemon=True)
+        self._thread.start()
+
+    def check(self) -> None:
+        """Raise if a background fsync failed: no commit is witnessed durably from then on."""
+        if self._error is not None:
+            raise _not_durable(self._path, self._error)
+
+    def request(self) -> None:
+        with self._cond:
+            self.check()
+            self._wanted += 1
+            self._cond.notify_all()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        self._stopped.set()
+        self._thread.join()
+        self.check()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while self._done == self._wanted and not self._stopping:
+                    self._cond.wait()
+                if self._done == self._wanted:
+                    return
+                target = self._wanted
+            try:
+                os.fdatasync(self._fd)
+            except OSError as exc:
+                with self._cond:
+                    self._error = exc
+                    self._cond.notify_all()
+                return
+            with self._cond:
+                self._done = target
+                self._cond.notify_all()
+            self._stopped.wait(GROUP_SYNC_SECONDS)
+
+
+def _not_durable(path: str, exc: OSError) -> StoreError:
+    return StoreError(
+        f"the head witness {path} could not be made durable ({exc}); the decision is committed "
+        "but may not be witnessed: fix the witness and reopen the store"
+    )
 
 
 def _line(agent_id: str, seq: int, digest: str, signature: str | None) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from guardkit import Guard, UnknownAction
+from guardkit import Guard, StoreError, UnknownAction
 from guardkit.server.batching import GroupCommitter, SharedStore
 from guardkit.store import open_store
 from tests.server.pg import pg_schema_url
@@ -99,3 +99,93 @@ def test_a_batch_locks_its_agents_ahead(guard: Guard) -> None:
         assert guard.engine.request("bot", "buy").decision == "allowed"
         assert guard.engine.request("other", "buy").decision == "allowed"
     assert guard.status("bot")["spent"] == guard.status("other")["spent"] == 1
+
+
+def test_a_failure_after_writing_rolls_back_only_its_own_writes(guard: Guard) -> None:
+    """An operation that fails once it has written (not a clean refusal) takes the batch's
+    transaction down with it; the others are committed one by one and get their results."""
+    assert isinstance(guard.store, SharedStore)
+    committer = GroupCommitter(guard.store)
+    engine = guard.engine
+
+    def buy_then_fail() -> None:
+        engine.request("bot", "buy")
+        raise RuntimeError("the caller's code failed after the decision")
+
+    gate = threading.Event()
+    committer.submit(gate.wait)
+    before = committer.submit(lambda: engine.request("bot", "buy").to_dict(), "bot")
+    failing = committer.submit(buy_then_fail, "bot")
+    after = committer.submit(lambda: engine.request("other", "buy").to_dict(), "other")
+    gate.set()
+    assert before.result()["decision"] == "allowed"
+    with pytest.raises(RuntimeError, match="failed after the decision"):
+        failing.result()
+    assert after.result()["remaining"] == 99
+    committer.close()
+    assert guard.status("bot")["spent"] == 1  # the failed operation's request is not kept
+    assert guard.verify("bot")["records"] == 2 + 2
+    assert guard.verify("other")["ok"] is True
+
+
+def test_a_batch_is_one_commit_and_one_witness_append(tmp_path: Path) -> None:
+    """Concurrent decisions share one transaction: one COMMIT (one fsync) and one append of
+    the heads it changed (one line per agent, not per decision) for the whole batch."""
+    from guardkit.store.sqlite import SQLiteStore
+
+    inner = SQLiteStore(str(tmp_path / "g.db"))
+    witness = tmp_path / "g.db.witness"
+    with Guard(SharedStore(inner)) as guard:
+        for agent_id in ("bot", "other"):
+            guard.create_agent(agent_id, POLICY)
+        assert isinstance(guard.store, SharedStore)
+        committer = GroupCommitter(guard.store)
+        engine = guard.engine
+        gate, inside = threading.Event(), threading.Event()
+        held = committer.submit(lambda: inside.set() or gate.wait())
+        inside.wait()  # the writer is in the held job's transaction: the rest queue behind it
+        statements: list[str] = []
+        lines = len(witness.read_text().splitlines())
+        inner._conn.set_trace_callback(statements.append)
+        futures = [
+            committer.submit(lambda a=agent_id: engine.request(a, "buy").to_dict(), agent_id)
+            for agent_id in ("bot", "other", "bot", "other", "bot")
+        ]
+        gate.set()
+        assert held.result() is True
+        assert [f.result()["decision"] for f in futures] == ["allowed"] * 5
+        committer.close()
+        inner._conn.set_trace_callback(None)
+        # the held job's (empty) transaction, then the batch's
+        assert statements.count("COMMIT") == 2
+        assert len([s for s in statements if s.startswith("INSERT INTO records")]) == 10
+        assert len(witness.read_text().splitlines()) == lines + 2
+        assert guard.status("bot")["spent"] == 3
+
+
+def test_a_batch_committed_but_not_witnessed_is_not_run_again(tmp_path: Path) -> None:
+    """The witness fails after the batch's commit: every operation of the batch gets the error,
+    and none runs a second time (the batch is not rolled back: it is in the ledger)."""
+    from tests.store.test_command_witness import publisher
+
+    command, _, down = publisher(tmp_path)
+    with Guard(SharedStore(open_store(f"sqlite:///{tmp_path / 'g.db'}", witness=command))) as guard:
+        guard.create_agent("bot", POLICY)
+        assert isinstance(guard.store, SharedStore)
+        committer = GroupCommitter(guard.store)
+        engine = guard.engine
+        gate, inside = threading.Event(), threading.Event()
+        committer.submit(lambda: inside.set() or gate.wait())
+        inside.wait()
+        futures = [
+            committer.submit(lambda: engine.request("bot", "buy").to_dict(), "bot")
+            for _ in range(3)
+        ]
+        down.touch()
+        gate.set()
+        for future in futures:
+            with pytest.raises(StoreError, match="witness command"):
+                future.result()
+        committer.close()
+        down.unlink()
+        assert guard.verify("bot")["records"] == 2 + 2 * 3
