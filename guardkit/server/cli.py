@@ -59,6 +59,15 @@ def _default_bind() -> str:
     help="SQLite: fsync every commit (full) or not (normal).",
 )
 @click.option(
+    "--witness",
+    envvar="GUARD_WITNESS",
+    default="auto",
+    show_default=True,
+    help="Where every commit's heads also go, outside the database: auto (<db>.witness beside "
+    "a SQLite store), a file path (another disk), postgresql://... (a table of another "
+    "database), cmd:PROGRAM ARGS (heads on its stdin), or none; $GUARD_WITNESS.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"]),
     default="info",
@@ -71,6 +80,7 @@ def serve(
     store_url: str | None,
     signing_key: str | None,
     durability: str,
+    witness: str,
     log_level: str,
     **notify: Any,
 ) -> None:
@@ -103,7 +113,7 @@ def serve(
         raise click.UsageError(str(exc)) from None
     logging.basicConfig(level=log_level.upper(), format="%(message)s")
     try:
-        app, where = _build(data_dir, store_url, signing_key, durability, config, url)
+        app, where = _build(data_dir, store_url, signing_key, durability, witness, config, url)
         state = app.state.guardkit
     except GuardError as exc:
         sock.close()
@@ -133,6 +143,7 @@ def _build(
     store_url: str | None,
     signing_key: str | None,
     durability: str,
+    witness: str,
     notify: NotifyConfig,
     public_url: str,
 ) -> tuple[Starlette, str]:
@@ -148,7 +159,12 @@ def _build(
         signing_key=signing_key,
     )
     url = store_url or f"sqlite:///{data_dir / 'guard.db'}"
-    store = open_store(url, signing_key=keys.signing_key, durability=durability)
+    store = open_store(
+        url,
+        signing_key=keys.signing_key,
+        durability=durability,
+        witness=None if witness == "none" else witness,
+    )
     state = ServerState.open(store, admin_token=keys.admin_token, backend_token=keys.backend_token)
     if notify.enabled:
         state.notifier = notify.worker(state.store, public_url)

@@ -36,7 +36,7 @@ def running(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str, Path]]
 def test_help_lists_the_flags() -> None:
     result = CliRunner().invoke(serve, ["--help"])
     assert result.exit_code == 0
-    for flag in ("--bind", "--data-dir", "--store", "--signing-key", "--durability"):
+    for flag in ("--bind", "--data-dir", "--store", "--signing-key", "--durability", "--witness"):
         assert flag in result.output
 
 
@@ -162,3 +162,18 @@ def test_a_server_given_another_signing_key_refuses_to_start(tmp_path: Path) -> 
     assert fingerprint(public) in result.stderr
     assert fingerprint(Signer(other).public_key) in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_witness_elsewhere_is_where_the_server_writes_heads(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "other-disk" / "heads.witness"
+    elsewhere.parent.mkdir()
+    proc, url = _start(tmp_path, "--bind", "127.0.0.1:0", "--witness", str(elsewhere))
+    try:
+        token = (tmp_path / "keys" / "admin.token").read_text().strip()
+        with AdminClient(url, token) as admin:
+            admin.create_agent("bot", {"budget": 3, "tools": {}})
+        assert '"bot"' in elsewhere.read_text()
+        assert not (tmp_path / "guard.db.witness").exists()
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
