@@ -185,7 +185,8 @@ def _runs_model_output(
     if not sources:
         return set()
     found = output_runs(tree, values, sources, lambda c: call_ref(c, values))
-    return {r for c in found if not guards.request_before(c) and (r := call_ref(c, values))}
+    refs = {r for c in found if not guards.request_before(c) and (r := call_ref(c, values))}
+    return {f"output:{r.partition(':')[2]}" for r in refs}
 
 
 def analyze(
@@ -238,6 +239,8 @@ def analyze(
     summary["defined"] = sorted(
         {_qualified(tree, t.node, values) for t in tools if isinstance(t.node, Def)}
     )
+    owners = (owner_of(tree, d.node) for d in (*branched, *looked_up) if not d.guarded)
+    summary["dispatching"] = sorted({_qualified(tree, o, values) for o in owners if o})
     if standalone and (handlers.refs or runs or (summary["dispatchers"] and summary["defined"])):
         # tools found only now (behind a handler or a typed lookup) may be defined here
         again = ProjectIndex([summary]).env(name)

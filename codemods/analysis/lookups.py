@@ -24,6 +24,7 @@ from .project import TOOL_METHODS
 from .summary import call_ref, qualified
 from .tools import Dispatch
 from .tree import Tree, dotted
+from .values import CLASS
 
 __all__ = ["dynamic_dispatch"]
 
@@ -168,6 +169,25 @@ def _module_names(tree: Tree) -> frozenset[str]:
     )
 
 
+def _element_ref(call: ast.Call, lookup: ast.expr, guards: Guards) -> str | None:
+    """``tools[name].execute(...)``, ``tool = self._tools.get(name)`` ... ``tool.run(...)``
+    where the table's annotation names a project class (``dict[str, Tool]``): the method
+    called on one element of the table, as a ``type:`` ref."""
+    func = call.func.value if isinstance(call.func, ast.Await) else call.func
+    lookup = lookup.value if isinstance(lookup, ast.Await) else lookup
+    if not isinstance(func, ast.Attribute):
+        return None
+    table: ast.expr | None = None
+    if isinstance(lookup, ast.Subscript):
+        table = lookup.value
+    elif isinstance(lookup, ast.Call) and isinstance(lookup.func, ast.Attribute):
+        table = lookup.func.value if lookup.func.attr == "get" else None
+    kind = guards.values.kind(table, call) if table is not None else None
+    if kind is None or not kind.startswith(CLASS):
+        return None
+    return f"type:{kind[len(CLASS) :]}.{func.attr}"
+
+
 def _runs(call: ast.Call) -> bool:
     """A direct call, or a method through which frameworks run a tool or an agent."""
     func = call.func.value if isinstance(call.func, ast.Await) else call.func
@@ -208,7 +228,8 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
         reported.add(id(lookup))
         symbol = ast.unparse(lookup.value if isinstance(lookup, ast.Await) else lookup)
         ref = call_ref(call, guards.values) if isinstance(call.func, ast.Attribute) else None
-        runs = (ref,) if ref and ref.startswith("type:") else ()
+        ref = ref if ref and ref.startswith("type:") else _element_ref(call, lookup, guards)
+        runs = (ref,) if ref else ()
         yield Dispatch(
             node=call,
             symbol=symbol,
