@@ -14,7 +14,7 @@ from .calls import CallIndex, ModelCall, classify_calls
 from .catalog import DEFAULT_CATALOG, SOURCE_READERS, Catalog
 from .chosen import may_choose
 from .dispatch import find_dispatch
-from .flow import MODEL_NAME, follow_names, output_runs, seeds_from_env
+from .flow import MODEL_NAME, follow_names, output_runs, reply_selected, seeds_from_env
 from .guards import Guards
 from .handed import hand_over
 from .handlers import handler_tools
@@ -189,6 +189,25 @@ def _runs_model_output(
     return {f"output:{r.partition(':')[2]}" for r in refs}
 
 
+def _reply_dispatches(
+    tree: Tree, guards: Guards, calls: CallIndex, helpers: list[ModelCall], known: set[int]
+) -> list[Dispatch]:
+    """Calls of a table item the model's reply selected (``tools[int(reply) - 1](prompt)``)."""
+    sources = [c.node for c in (*calls.model, *helpers) if isinstance(c.node, ast.Call)]
+    if not sources:
+        return []
+    return [
+        Dispatch(
+            node=call,
+            symbol=ast.unparse(lookup),
+            guarded=guards.request_before(call),
+            fixable=False,
+        )
+        for call, lookup in reply_selected(tree, sources)
+        if id(call) not in known
+    ]
+
+
 def analyze(
     module: ast.Module,
     catalog: Catalog = DEFAULT_CATALOG,
@@ -233,6 +252,8 @@ def analyze(
     looked_up = list(dynamic_dispatch(guards, known))
     runs = {r for d in looked_up if not d.guarded for r in d.runs}
     runs |= _runs_model_output(tree, values, guards, calls, helpers)
+    known |= {id(d.node) for d in looked_up}
+    looked_up += _reply_dispatches(tree, guards, calls, helpers, known)
     # a lookup inside an MCP ``call_tool`` handler is reported as the handler
     more_dispatches += [d for d in looked_up if not _inside(tree, d.node, handler_defs)]
     summary["tools"] = sorted({*summary["tools"], *handlers.refs, *runs})
