@@ -19,7 +19,7 @@ from .guards import Guards
 from .handed import hand_over
 from .handlers import handler_tools
 from .imports import ImportMap
-from .lookups import dynamic_dispatch
+from .lookups import dynamic_dispatch, table_ref
 from .loops import infinite_names, is_bounded
 from .project import Env, ProjectIndex
 from .recursion import unbounded_recursions
@@ -202,6 +202,7 @@ def _reply_dispatches(
             symbol=ast.unparse(lookup),
             guarded=guards.request_before(call),
             fixable=False,
+            runs=table_ref(lookup, guards),
         )
         for call, lookup in reply_selected(tree, sources)
         if id(call) not in known
@@ -253,7 +254,9 @@ def analyze(
     runs = {r for d in looked_up if not d.guarded for r in d.runs}
     runs |= _runs_model_output(tree, values, guards, calls, helpers)
     known |= {id(d.node) for d in looked_up}
-    looked_up += _reply_dispatches(tree, guards, calls, helpers, known)
+    picked = _reply_dispatches(tree, guards, calls, helpers, known)
+    runs |= {r for d in picked if not d.guarded for r in d.runs}
+    looked_up += picked
     # a lookup inside an MCP ``call_tool`` handler is reported as the handler
     more_dispatches += [d for d in looked_up if not _inside(tree, d.node, handler_defs)]
     summary["tools"] = sorted({*summary["tools"], *handlers.refs, *runs})

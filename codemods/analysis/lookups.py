@@ -26,7 +26,7 @@ from .tools import Dispatch
 from .tree import Tree, dotted
 from .values import CLASS
 
-__all__ = ["dynamic_dispatch"]
+__all__ = ["dynamic_dispatch", "table_ref"]
 
 Chosen = Collection[tuple[ast.AST, str]]
 _RUNNERS = frozenset({*TOOL_METHODS, "ainvoke"})
@@ -139,7 +139,7 @@ def _gated_literal(lookup: ast.expr, guards: Guards) -> bool:
     return all(f is not None and guards.function_gated(f) for f in entries)
 
 
-def _table_ref(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
+def table_ref(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
     """``HANDLERS.get(name)`` with ``HANDLERS`` a module-level table, here or imported: its
     qualified name (the project index lists its entries: functions, lambdas' callees,
     partials' functions)."""
@@ -235,5 +235,5 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
             symbol=symbol,
             guarded=guards.request_before(call),
             fixable=False,
-            runs=runs + _table_ref(lookup, guards),
+            runs=runs + table_ref(lookup, guards),
         )
