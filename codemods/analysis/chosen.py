@@ -140,6 +140,12 @@ def model_chosen(expr: ast.expr, tree: Tree, chosen: Collection[tuple[ast.AST, s
     tool's own parameters)."""
     if reads_tool_name(expr):
         return True
+    if (  # ``name.lower()``: the same choice respelled
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr in _SPELLINGS
+    ):
+        return model_chosen(expr.func.value, tree, chosen)
     if not isinstance(expr, ast.Name):
         return False
     func = tree.function_of(expr)

@@ -108,6 +108,15 @@ def _lookup_of(
 ) -> ast.expr | None:
     if _chosen_lookup(expr, tree, chosen, strict):
         return expr
+    if isinstance(expr, ast.IfExp):  # ``getattr(self, name) if name in tools else None``
+        return next(
+            (
+                found
+                for side in (expr.body, expr.orelse)
+                if (found := _lookup_of(side, tree, chosen, aliases, strict)) is not None
+            ),
+            None,
+        )
     base = _base(expr)
     if base is not expr and _chosen_lookup(base, tree, chosen, strict):
         return base

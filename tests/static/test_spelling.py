@@ -2,7 +2,9 @@
 where ``_key`` returns ``name.lower().replace("_", "")``, then ``self.tools[key]`` read through a
 ``@property`` typed ``dict[str, Tool]``. The lookup is a dispatch and the tool class behind the
 table is the tool (the schemas reach the model through the executor, which is not itself a
-tool). A key respelled from a configuration field (``field.label``) is no tool name."""
+tool). ``getattr(self, name.lower()) if name.lower() in ACTIONS else None`` then
+``impl(**arguments)`` is a dispatch too. A key respelled from a configuration field
+(``field.label``, ``key.upper()``) is no tool name."""
 
 from __future__ import annotations
 
@@ -34,6 +36,8 @@ def test_a_respelled_name_still_selects_the_tool(spelling: Path) -> None:
     }
     assert found == {
         ("crew/agent.py", 14, "GK102", "client.messages.create"),
+        ("crew/desktop.py", 26, "GK202", "getattr(self, name.lower())"),
+        ("crew/desktop.py", 34, "GK102", "client.chat.completions.create"),
         ("crew/executor.py", 29, "GK202", "self.tools[key]"),
         ("crew/tools.py", 18, "GK201", "Shell.execute"),
     }
