@@ -292,8 +292,8 @@ class _Run:
         # classes whose bound methods are handed over as tools (a subclass may override one),
         # and module-level clients other modules import (``from .llm import client``)
         for summary in summaries:
-            bound = [t for t in summary["tools"] if t.startswith("self:")]
-            names |= {f"{t[len('self:') :].rpartition('.')[0]}.__class__" for t in bound}
+            bound = [t for t in summary["tools"] if t.startswith(("self:", "type:", "output:"))]
+            names |= {f"{t.partition(':')[2].rpartition('.')[0]}.__class__" for t in bound}
             held = summary["globals"].items()
             names |= {f"{summary['module']}.{g}" for g, kind in held if _is_client(kind)}
         known = {r.summary["module"] for r in self.records.values() if r.summary is not None}

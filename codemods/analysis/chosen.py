@@ -1,9 +1,11 @@
 """Is a value a tool name the model chose? The test that tells dispatch from other lookups.
 
 A model-chosen name is read from a tool call (``call.function.name``, ``block.name``,
-``tool_call["function"]["name"]``), or is a variable assigned from one, or the ``name``/
-``tool_name`` parameter of a dispatch helper. Not chosen by the model: constants, the names of
-types (``type(exc).__name__``), event kinds, keys read from configuration or typed by a user.
+``tool_call["function"]["name"]``), or is a variable assigned from one (also respelled by
+string methods, or by a function of the module that returns its parameter so:
+``self._normalize(call.name)``), or the ``name``/``tool_name`` parameter of a dispatch helper.
+Not chosen by the model: constants, the names of types (``type(exc).__name__``), event kinds,
+keys read from configuration or typed by a user.
 """
 
 from __future__ import annotations
@@ -65,12 +67,68 @@ def may_choose(tree: Tree) -> bool:
     )
 
 
+#: string methods that keep a name the model chose (a normalised spelling of it)
+_SPELLINGS = frozenset(
+    {"lower", "upper", "casefold", "strip", "lstrip", "rstrip", "replace", "removeprefix"}
+    | {"removesuffix", "title"}
+)
+
+
+def _spelled(expr: ast.expr, tree: Tree, params: frozenset[str] = frozenset()) -> bool:
+    """``expr`` is a tool name read (or one of ``params``), as it is or respelled by string
+    methods (``name.lower().replace("_", "")``) or by a function of the module whose return
+    respells its parameter (``self._normalize_name(tool_call.name)``)."""
+    if reads_tool_name(expr) or (isinstance(expr, ast.Name) and expr.id in params):
+        return True
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    if isinstance(func, ast.Attribute) and func.attr in _SPELLINGS:
+        return _spelled(func.value, tree, params)
+    if params or len(expr.args) != 1 or expr.keywords or not reads_tool_name(expr.args[0]):
+        return False
+    helper = _local_function(func, tree, expr)
+    return helper is not None and _respells(helper, tree)
+
+
+def _local_function(func: ast.expr, tree: Tree, at: ast.AST) -> ast.AST | None:
+    """The module-level function ``f`` or the method ``self.f`` of the enclosing class."""
+    body: list[ast.stmt] = []
+    if isinstance(func, ast.Name):
+        body, name = tree.module.body, func.id
+    elif (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "self"
+        and (cls := tree.class_of(at)) is not None
+    ):
+        body, name = cls.body, func.attr
+    else:
+        return None
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+    return next((d for d in body if isinstance(d, defs) and d.name == name), None)
+
+
+def _respells(func: ast.AST, tree: Tree) -> bool:
+    """A function whose body returns its (first non-``self``) parameter respelled."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    params = params[1:] if params[:1] in (["self"], ["cls"]) else params
+    body = [b for b in func.body if not isinstance(b, ast.Expr)]  # docstrings
+    if len(params) != 1 or len(body) != 1 or not isinstance(body[0], ast.Return):
+        return False
+    value = body[0].value
+    return value is not None and _spelled(value, tree, frozenset(params))
+
+
 @lru_cache(maxsize=1)
 def _assigned_names(tree: Tree) -> frozenset[tuple[ast.AST, str]]:
-    """``(function, variable)`` pairs assigned a tool name: ``name = call.function.name``."""
+    """``(function, variable)`` pairs assigned a tool name: ``name = call.function.name``,
+    ``key = call.name.lower()``, ``key = self._normalize_name(call.name)``."""
     found: set[tuple[ast.AST, str]] = set()
     for assign in tree.nodes(ast.Assign):
-        if reads_tool_name(assign.value):
+        if _spelled(assign.value, tree):
             func = tree.function_of(assign)
             found.update((func, t.id) for t in assign.targets if isinstance(t, ast.Name))
     return frozenset(found)
@@ -82,6 +140,12 @@ def model_chosen(expr: ast.expr, tree: Tree, chosen: Collection[tuple[ast.AST, s
     tool's own parameters)."""
     if reads_tool_name(expr):
         return True
+    if (  # ``name.lower()``: the same choice respelled
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr in _SPELLINGS
+    ):
+        return model_chosen(expr.func.value, tree, chosen)
     if not isinstance(expr, ast.Name):
         return False
     func = tree.function_of(expr)

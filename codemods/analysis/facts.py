@@ -14,12 +14,12 @@ from .calls import CallIndex, ModelCall, classify_calls
 from .catalog import DEFAULT_CATALOG, SOURCE_READERS, Catalog
 from .chosen import may_choose
 from .dispatch import find_dispatch
-from .flow import MODEL_NAME, follow_names, output_runs, seeds_from_env
+from .flow import MODEL_NAME, follow_names, output_runs, reply_selected, seeds_from_env
 from .guards import Guards
 from .handed import hand_over
 from .handlers import handler_tools
 from .imports import ImportMap
-from .lookups import dynamic_dispatch
+from .lookups import dynamic_dispatch, table_ref
 from .loops import infinite_names, is_bounded
 from .project import Env, ProjectIndex
 from .recursion import unbounded_recursions
@@ -185,7 +185,28 @@ def _runs_model_output(
     if not sources:
         return set()
     found = output_runs(tree, values, sources, lambda c: call_ref(c, values))
-    return {r for c in found if not guards.request_before(c) and (r := call_ref(c, values))}
+    refs = {r for c in found if not guards.request_before(c) and (r := call_ref(c, values))}
+    return {f"output:{r.partition(':')[2]}" for r in refs}
+
+
+def _reply_dispatches(
+    tree: Tree, guards: Guards, calls: CallIndex, helpers: list[ModelCall], known: set[int]
+) -> list[Dispatch]:
+    """Calls of a table item the model's reply selected (``tools[int(reply) - 1](prompt)``)."""
+    sources = [c.node for c in (*calls.model, *helpers) if isinstance(c.node, ast.Call)]
+    if not sources:
+        return []
+    return [
+        Dispatch(
+            node=call,
+            symbol=ast.unparse(lookup),
+            guarded=guards.request_before(call),
+            fixable=False,
+            runs=table_ref(lookup, guards),
+        )
+        for call, lookup in reply_selected(tree, sources)
+        if id(call) not in known
+    ]
 
 
 def analyze(
@@ -232,12 +253,18 @@ def analyze(
     looked_up = list(dynamic_dispatch(guards, known))
     runs = {r for d in looked_up if not d.guarded for r in d.runs}
     runs |= _runs_model_output(tree, values, guards, calls, helpers)
+    known |= {id(d.node) for d in looked_up}
+    picked = _reply_dispatches(tree, guards, calls, helpers, known)
+    runs |= {r for d in picked if not d.guarded for r in d.runs}
+    looked_up += picked
     # a lookup inside an MCP ``call_tool`` handler is reported as the handler
     more_dispatches += [d for d in looked_up if not _inside(tree, d.node, handler_defs)]
     summary["tools"] = sorted({*summary["tools"], *handlers.refs, *runs})
     summary["defined"] = sorted(
         {_qualified(tree, t.node, values) for t in tools if isinstance(t.node, Def)}
     )
+    owners = (owner_of(tree, d.node) for d in (*branched, *looked_up) if not d.guarded)
+    summary["dispatching"] = sorted({_qualified(tree, o, values) for o in owners if o})
     if standalone and (handlers.refs or runs or (summary["dispatchers"] and summary["defined"])):
         # tools found only now (behind a handler or a typed lookup) may be defined here
         again = ProjectIndex([summary]).env(name)

@@ -21,7 +21,7 @@ from .project import TOOL_METHODS
 from .tree import FUNCTION_NODES, Tree
 from .values import Values
 
-__all__ = ["MODEL_NAME", "follow_names", "output_runs", "seeds_from_env"]
+__all__ = ["MODEL_NAME", "follow_names", "output_runs", "reply_selected", "seeds_from_env"]
 
 #: the kind of a parameter that receives a model-chosen tool name from a caller
 MODEL_NAME = "model:name"
@@ -151,7 +151,9 @@ def follow_names(
         if not held or id(call) in flow.local:
             continue
         ref = ref_of(call)
-        if ref and ":" not in ref:
+        # a function of another module, or a method of an instance of a project class
+        # (``manager.run_tool(use.name, ...)``); ``self`` calls stay in the module
+        if ref and (":" not in ref or ref.startswith("type:")):
             passed |= {(ref, index, MODEL_NAME) for index in held}
     return {pair for pair, held in flow.held.items() if _WHOLE in held}, passed
 
@@ -179,8 +181,10 @@ class _Reply:
         self.held: set[Pair] = set()
 
     def derived(self, expr: ast.expr) -> bool:
-        while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Await)):
-            expr = expr.value
+        while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Await, ast.UnaryOp)):
+            expr = expr.operand if isinstance(expr, ast.UnaryOp) else expr.value
+        if isinstance(expr, ast.BinOp):  # ``int(reply) - 1``
+            return self.derived(expr.left) or self.derived(expr.right)
         if isinstance(expr, ast.Name):
             return (self.tree.function_of(expr), expr.id) in self.held
         if not isinstance(expr, ast.Call):
@@ -245,4 +249,27 @@ def output_runs(
             ref = ref_of(call)
             if ref and ref.startswith("type:"):
                 found.add(call)
+    return found
+
+
+def reply_selected(tree: Tree, sources: list[ast.Call]) -> list[tuple[ast.Call, ast.Subscript]]:
+    """Calls of an item picked from a table by what a model returned (``tools[int(reply) -
+    1](prompt)``, or ``chosen = tools[index]`` then ``chosen(prompt)``): the model selects the
+    callee by position or key, a dispatch."""
+    reply = _Reply(tree, sources)
+    reply.run()
+    picked: dict[Pair, ast.Subscript] = {}
+    for assign in tree.nodes(ast.Assign):
+        value = assign.value
+        if isinstance(value, ast.Subscript) and reply.derived(value.slice):
+            for target in assign.targets:
+                if isinstance(target, ast.Name):
+                    picked[(tree.function_of(assign), target.id)] = value
+    found: list[tuple[ast.Call, ast.Subscript]] = []
+    for call in tree.nodes(ast.Call):
+        func = call.func
+        if isinstance(func, ast.Subscript) and reply.derived(func.slice):
+            found.append((call, func))
+        elif isinstance(func, ast.Name) and (tree.function_of(call), func.id) in picked:
+            found.append((call, picked[(tree.function_of(call), func.id)]))
     return found

@@ -24,8 +24,9 @@ from .project import TOOL_METHODS
 from .summary import call_ref, qualified
 from .tools import Dispatch
 from .tree import Tree, dotted
+from .values import CLASS
 
-__all__ = ["dynamic_dispatch"]
+__all__ = ["dynamic_dispatch", "table_ref"]
 
 Chosen = Collection[tuple[ast.AST, str]]
 _RUNNERS = frozenset({*TOOL_METHODS, "ainvoke"})
@@ -107,6 +108,15 @@ def _lookup_of(
 ) -> ast.expr | None:
     if _chosen_lookup(expr, tree, chosen, strict):
         return expr
+    if isinstance(expr, ast.IfExp):  # ``getattr(self, name) if name in tools else None``
+        return next(
+            (
+                found
+                for side in (expr.body, expr.orelse)
+                if (found := _lookup_of(side, tree, chosen, aliases, strict)) is not None
+            ),
+            None,
+        )
     base = _base(expr)
     if base is not expr and _chosen_lookup(base, tree, chosen, strict):
         return base
@@ -138,7 +148,7 @@ def _gated_literal(lookup: ast.expr, guards: Guards) -> bool:
     return all(f is not None and guards.function_gated(f) for f in entries)
 
 
-def _table_ref(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
+def table_ref(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
     """``HANDLERS.get(name)`` with ``HANDLERS`` a module-level table, here or imported: its
     qualified name (the project index lists its entries: functions, lambdas' callees,
     partials' functions)."""
@@ -166,6 +176,25 @@ def _module_names(tree: Tree) -> frozenset[str]:
         for t in node.targets
         if isinstance(t, ast.Name)
     )
+
+
+def _element_ref(call: ast.Call, lookup: ast.expr, guards: Guards) -> str | None:
+    """``tools[name].execute(...)``, ``tool = self._tools.get(name)`` ... ``tool.run(...)``
+    where the table's annotation names a project class (``dict[str, Tool]``): the method
+    called on one element of the table, as a ``type:`` ref."""
+    func = call.func.value if isinstance(call.func, ast.Await) else call.func
+    lookup = lookup.value if isinstance(lookup, ast.Await) else lookup
+    if not isinstance(func, ast.Attribute):
+        return None
+    table: ast.expr | None = None
+    if isinstance(lookup, ast.Subscript):
+        table = lookup.value
+    elif isinstance(lookup, ast.Call) and isinstance(lookup.func, ast.Attribute):
+        table = lookup.func.value if lookup.func.attr == "get" else None
+    kind = guards.values.kind(table, call) if table is not None else None
+    if kind is None or not kind.startswith(CLASS):
+        return None
+    return f"type:{kind[len(CLASS) :]}.{func.attr}"
 
 
 def _runs(call: ast.Call) -> bool:
@@ -208,11 +237,12 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
         reported.add(id(lookup))
         symbol = ast.unparse(lookup.value if isinstance(lookup, ast.Await) else lookup)
         ref = call_ref(call, guards.values) if isinstance(call.func, ast.Attribute) else None
-        runs = (ref,) if ref and ref.startswith("type:") else ()
+        ref = ref if ref and ref.startswith("type:") else _element_ref(call, lookup, guards)
+        runs = (ref,) if ref else ()
         yield Dispatch(
             node=call,
             symbol=symbol,
             guarded=guards.request_before(call),
             fixable=False,
-            runs=runs + _table_ref(lookup, guards),
+            runs=runs + table_ref(lookup, guards),
         )

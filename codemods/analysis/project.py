@@ -98,6 +98,7 @@ class ProjectIndex:
         #: the functions of ``params``, sorted: those of a module and its sub-modules are adjacent
         self._owners = sorted(self.params)
         self._relevant: dict[tuple[str, int], bool] = {}
+        self.dispatching = frozenset(d for s in self._summaries for d in s["dispatching"])
         self.tools = self._tools()
         self.tools |= self._dispatched(self.tools)
         self.gated = self._tools("gated") - self.tools
@@ -171,7 +172,7 @@ class ProjectIndex:
             return found
         kind, _, name = ref.rpartition(":")
         cls, _, method = name.rpartition(".")
-        if kind in {"self", "type"}:
+        if kind in {"self", "type", "output"}:
             result: frozenset[str] = self.methods_of(cls, method, dynamic=True)
         else:
             target = self.canonical(name)
@@ -196,7 +197,7 @@ class ProjectIndex:
 
     def _expand(self, name: str, seen: set[str]) -> Iterable[str]:
         if ":" in name:  # ``self:pkg.mod.Class.meth``: the method and its overrides
-            yield from self.targets(name)
+            yield from self._run_targets(name)
             return
         target = self.canonical(name)
         if target in seen:
@@ -208,11 +209,72 @@ class ProjectIndex:
         else:
             yield target
 
+    def abstract(self, cls: str) -> bool:
+        """A base to be subclassed: a protocol or ABC, or a class with a stub method."""
+        facts = self.classes.get(cls)
+        if facts is None:
+            return False
+        stubs = (self.functions.get(f"{cls}.{m}") for m in facts["methods"])
+        return facts["protocol"] or any(f is not None and f["abstract"] for f in stubs)
+
+    def _hooks(self, base: str, via: str) -> set[str]:
+        """What the concrete subclasses of an abstract ``base`` implement of its stubs (a
+        template method's hooks: ``run_async`` on the base runs each subclass's ``run_impl``)."""
+        found: set[str] = set()
+        for sub in self._hierarchy(base, up=False):
+            if sub != base and sub in self.classes and not self.abstract(sub):
+                found |= self._stub_implementations(sub, via)
+        return found
+
+    def _class_entries(self, cls: str) -> set[str]:
+        """The methods through which a tool class handed to a model runs: the ones frameworks
+        and loops call (``execute``, ``run``...), else its implementations of its bases' stubs
+        (``run_impl`` under a base's ``run_async``); never a method that dispatches a
+        model-chosen tool (a registry handed over for its schemas is not itself a tool)."""
+        entries = {f"{cls}.{m}" for m in TOOL_METHODS if f"{cls}.{m}" in self.functions}
+        if not entries and not self.abstract(cls):
+            entries = self._stub_implementations(cls)
+        return entries - self.dispatching
+
+    def _stub_implementations(self, cls: str, via: str = "") -> set[str]:
+        """``cls``'s implementations of its bases' stubs that run the tool: the ones frameworks
+        call (``execute``...), else those ``via`` (the base method run) calls, else all."""
+        stubs = {
+            m
+            for base in self._hierarchy(cls, up=True)
+            if base != cls
+            for m in self.classes.get(base, {"methods": []})["methods"]
+            if self.functions.get(f"{base}.{m}", {"abstract": False})["abstract"]
+        }
+        stubs = {m for m in stubs if f"{cls}.{m}" in self.functions}
+        called = {r.rpartition(".")[2] for r in self.functions.get(via, {"calls": []})["calls"]}
+        chosen = (stubs & set(TOOL_METHODS)) or (stubs & called) or stubs
+        return {f"{cls}.{m}" for m in chosen}
+
+    def _run_targets(self, ref: str) -> set[str]:
+        """What running ``ref`` on a tool object (one picked by name, or given the model's
+        output) runs: the method and its overrides; a method of an abstract base stands for the
+        concrete subclasses, whose tools are their implementations of the base's stubs (the
+        base's own method is shared plumbing)."""
+        if ref.startswith("self:"):  # a bound method handed over: that method is the tool
+            return set(self.targets(ref))
+        found: set[str] = set()
+        for target in self.targets(ref):
+            owner = target.rpartition(".")[0]
+            # a stub run stands for its overrides (among the targets already)
+            template = self.abstract(owner) and not self.functions[target]["abstract"]
+            hooks = self._hooks(owner, target) if template else set()
+            found |= hooks or {target}
+        return found
+
     def _tools(self, key: str = "tools") -> frozenset[str]:
         found: set[str] = set()
         for summary in self._summaries:
             for name in summary[key]:  # type: ignore[literal-required]
-                found.update(self._expand(name, set()))
+                expanded = set(self._expand(name, set()))
+                if name.startswith("output:"):
+                    expanded -= self.dispatching
+                found |= expanded
         return frozenset(
             t
             for t in found
@@ -363,13 +425,7 @@ class ProjectIndex:
         model = {r for r in refs if self.targets(r) & self.model}
         limit = {r for r in refs if self.targets(r) & self.limit}
         own = {t for t in self.tools if self.module_of(t) == module}
-        own |= {
-            f"{t}.{m}"
-            for t in own
-            if t in self.classes
-            for m in TOOL_METHODS
-            if f"{t}.{m}" in self.functions
-        }
+        own |= {m for t in own if t in self.classes for m in self._class_entries(t)}
         gated = frozenset(t for t in self.gated if self.module_of(t) == module)
         turns = frozenset(r for r in refs if self.targets(r) & self.turns)
         called = frozenset(

@@ -8,7 +8,9 @@ Calls are written as *refs* the project index resolves across files:
 * ``pkg.mod.func`` - a function (or class) by qualified name, imported or local;
 * ``self:pkg.mod.Class.meth`` - a method called on ``self``, resolved through the hierarchy;
 * ``type:pkg.mod.Class.meth`` - a method called on an instance of a project class (annotated,
-  or built by its constructor), resolved to the class, its bases and its implementations.
+  or built by its constructor), resolved to the class, its bases and its implementations;
+* ``output:pkg.mod.Class.meth`` - the same, called on what a model returned (in ``tools``: a
+  tool unless that method dispatches what it is given).
 """
 
 from __future__ import annotations
@@ -85,6 +87,9 @@ class Summary(TypedDict):
     dispatchers: dict[str, list[str]]
     #: the module's own functions it found to be tools (decorated, tool-class methods...)
     defined: list[str]
+    #: the module's own functions that dispatch a model-chosen tool without a guard (a method
+    #: run on a model's output that dispatches it is the dispatch, not a tool)
+    dispatching: list[str]
     #: module-level names -> kind of the value they hold (``client = OpenAI()``)
     globals: dict[str, str]
 
@@ -344,5 +349,6 @@ def summarize(
         looped=sorted(looped),
         dispatchers=dispatch_helpers(tree, values),
         defined=[],
+        dispatching=[],
         globals=dict(values.scopes.get(tree.module, {})),
     )

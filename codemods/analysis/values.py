@@ -117,7 +117,9 @@ class Values:
         attributes from this module, or from the project index)."""
         if isinstance(expr.value, ast.Name) and expr.value.id in {"self", "cls"}:
             cls = self.tree.class_of(at)
-            return self.attr_of(cls, expr.attr) if cls else None
+            if cls is None:
+                return None
+            return self.attr_of(cls, expr.attr) or self._property_kind(cls, expr.attr)
         base = self.kind(expr.value, at)
         if base is None:
             return self._imported_kind(dotted(expr))
@@ -128,6 +130,17 @@ class Values:
         if local is not None and self.local_name(local.name) == qualname:
             return self.attrs[local].get(expr.attr)
         return self.project.get(qualname, {}).get(expr.attr)
+
+    def _property_kind(self, cls: ast.ClassDef, name: str) -> str | None:
+        """``self.tools`` read through a ``@property`` (or ``cached_property``): what it
+        returns."""
+        method = self.method_of(cls, name)
+        if method is None or not any(
+            (dotted(d) or "").rpartition(".")[2] in {"property", "cached_property"}
+            for d in method.decorator_list
+        ):
+            return None
+        return self.returns.get(method)
 
     def local_name(self, name: str) -> str:
         """The qualified name of a definition of this module."""

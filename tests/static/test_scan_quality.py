@@ -385,6 +385,90 @@ def test_split_depends_on_the_name_alone_and_keeps_tuned_repositories_in_dev() -
     assert {everything_dev.half(name) for name in names} == {"dev"}
 
 
+# The halves of the repositories added under the first rule (seed, 0.9), before any batch existed.
+# A later batch or a change of split.toml must never move one of them.
+FIRST_RULE_HALVES = {
+    "tumf/mcp-shell-server": "test",
+    "MladenSU/cli-mcp-server": "test",
+    "ktanaka101/mcp-server-duckdb": "test",
+    "Doriandarko/claude-engineer": "test",
+    "ollama/ollama-python": "dev",
+    "designcomputer/mysql_mcp_server": "test",
+    "NousResearch/Hermes-Function-Calling": "test",
+    "haris-musa/excel-mcp-server": "test",
+    "openai/gpt-oss": "test",
+    "pab1it0/prometheus-mcp-server": "test",
+    "mistralai/client-python": "test",
+    "muellerberndt/mini-agi": "test",
+    "isaacwasserman/mcp-snowflake-server": "test",
+    "snap-stanford/MLAgentBench": "test",
+    "anthropics/anthropic-sdk-python": "test",
+    "motherduckdb/mcp-server-motherduck": "test",
+    "neo4j-contrib/mcp-neo4j": "test",
+    "google-gemini/gemini-fullstack-langgraph-quickstart": "test",
+    "langchain-ai/langgraph-codeact": "test",
+    "FoundationAgents/OpenManus": "test",
+    "OthersideAI/self-operating-computer": "dev",
+    "stitionai/devika": "test",
+    "run-llama/multi-agent-concierge": "test",
+    "langchain-ai/local-deep-researcher": "test",
+    "langchain-ai/langgraph-bigtool": "test",
+    "langchain-ai/langgraph-swarm-py": "test",
+    "coleam00/ai-agents-masterclass": "test",
+    "browser-use/browser-use": "test",
+    "langchain-ai/langgraph-supervisor-py": "test",
+    "ag2ai/build-with-ag2": "dev",
+}
+
+
+def test_existing_assignments_never_change() -> None:
+    chosen = split.load_split()
+    assert {repo: chosen.half(repo) for repo in FIRST_RULE_HALVES} == FIRST_RULE_HALVES
+    assert not any(chosen.batch_of(repo) for repo in FIRST_RULE_HALVES)
+    assert {chosen.half(repo) for repo in chosen.tuned_before_split} == {"dev"}
+
+
+def test_every_new_repository_is_listed_in_a_batch() -> None:
+    chosen = split.load_split()
+    known = chosen.tuned_before_split | FIRST_RULE_HALVES.keys()
+    stray = [e.repo for e in manifest.load_manifest() if e.repo not in known]
+    assert [repo for repo in stray if chosen.batch_of(repo) is None] == []
+
+
+def test_a_batch_assigns_by_its_own_seed_and_share() -> None:
+    chosen = split.load_split()
+    names = [f"owner{i}/repo{i}" for i in range(400)]
+    batch = split.Batch(id="b", seed="another-seed", test_share=0.5, repos=frozenset(names))
+    batched = split.Split(
+        seed=chosen.seed,
+        test_share=chosen.test_share,
+        tuned_before_split=chosen.tuned_before_split,
+        batches=(batch,),
+    )
+    halves = [batched.half(name) for name in names]
+    assert abs(halves.count("test") / len(halves) - 0.5) < 0.06
+    first_rule = [chosen.half(name) for name in names]
+    assert halves != first_rule
+    assert [batched.half(r) for r in FIRST_RULE_HALVES] == list(FIRST_RULE_HALVES.values())
+
+
+def test_split_toml_rejects_a_repository_in_two_batches(tmp_path: Path) -> None:
+    source = tmp_path / "split.toml"
+    source.write_text(
+        'seed = "s"\ntest_share = 0.9\ntuned_before_split = []\n'
+        '[[batch]]\nid = "a"\nseed = "x"\ntest_share = 0.5\nrepos = ["o/r"]\n'
+        '[[batch]]\nid = "b"\nseed = "y"\ntest_share = 0.5\nrepos = ["o/r"]\n'
+    )
+    with pytest.raises(manifest.CorpusError, match="already in batch a"):
+        split.load_split(source)
+    source.write_text(
+        'seed = "s"\ntest_share = 0.9\ntuned_before_split = ["o/r"]\n'
+        '[[batch]]\nid = "a"\nseed = "x"\ntest_share = 0.5\nrepos = ["o/r"]\n'
+    )
+    with pytest.raises(manifest.CorpusError, match="always dev"):
+        split.load_split(source)
+
+
 def test_cli_scores_the_dev_half_unless_told(
     corpus: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
