@@ -248,6 +248,11 @@ GATES = frozenset(
         "guardkit.plugins.openai_agents.guard_tools",
         "guardkit.plugins.mcp.GuardMiddleware",
         "guardkit.plugins.mcp.guard_server",
+        "guardkit.plugins.smolagents.guard",
+        "guardkit.plugins.llama_index.guard",
+        "guardkit.plugins.llama_index.guard_tools",
+        "guardkit.plugins.google_adk.guard",
+        "guardkit.plugins.google_adk.GuardPlugin",
     }
 )
 #: context managers and functions that gate one model turn

@@ -54,6 +54,17 @@ def _parse_annotation(text: str) -> ast.expr | None:
         return None
 
 
+def _constructions(tree: Tree) -> list[tuple[ast.AST, str, ast.Call]]:
+    """``(scope, name, call)`` of each ``name = Call(...)`` assignment."""
+    built: list[tuple[ast.AST, str, ast.Call]] = []
+    for assign in tree.nodes(ast.Assign):
+        target = assign.targets[0] if len(assign.targets) == 1 else None
+        name = dotted(target) if isinstance(target, (ast.Name, ast.Attribute)) else None
+        if name and isinstance(assign.value, ast.Call):
+            built.append((tree.function_of(assign), name, assign.value))
+    return built
+
+
 class Values:
     """The kind of value (``"openai"``, ``"langchain"``, ``"guardkit"``...) names hold."""
 
@@ -94,6 +105,8 @@ class Values:
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         self.methods[node][item.name] = item
+        #: constructions a guardkit integration guards from outside their own arguments
+        self._guarded = self._guarded_constructions() if self._gate_roots else set()
         # parameters are bound from their annotations once; the other bindings go round to a
         # fixed point (a value assigned late in the module can feed one used earlier)
         defs: list[Def] = [*tree.nodes(ast.FunctionDef), *tree.nodes(ast.AsyncFunctionDef)]
@@ -158,20 +171,64 @@ class Values:
             return f"{self.module}.{name}" if self.module else name  # see summary.qualified
         return None
 
-    def has_gate(self, call: ast.Call) -> bool:
-        """Whether a guardkit integration (the catalog's ``gates``) is among the arguments, as in
-        ``create_agent(..., middleware=[GuardMiddleware()])`` or ``guard_server(mcp)``."""
-        if not self._gate_roots:
-            return False
-        parts = [*call.args, *(k.value for k in call.keywords)]
-        if isinstance(call.func, ast.Attribute):
-            parts.append(call.func.value)
+    def _guarded_constructions(self) -> set[ast.Call]:
+        """Calls whose object a guardkit integration guards in place: the argument of a gate
+        (``guard(CodeAgent(...))``), a construction assigned to a name a gate is given
+        (``agent = CodeAgent(...)`` then ``guard(agent)``), and what such a construction is
+        built from (``runner = Runner(agent=root)``, ``root = Agent(tools=[...])``)."""
+        tree, module = self.tree, self.tree.module
+        names: set[tuple[ast.AST, str]] = set()
+        guarded: set[ast.Call] = set()
+
+        def take(parts: list[ast.expr], scope: ast.AST) -> None:
+            for part in parts:
+                for node in ast.walk(part):
+                    if isinstance(node, ast.Call):
+                        guarded.add(node)
+                    elif isinstance(node, (ast.Name, ast.Attribute)) and (found := dotted(node)):
+                        names.update({(scope, found), (module, found)})
+
+        for call in tree.nodes(ast.Call):
+            parts = [*call.args, *(k.value for k in call.keywords)]
+            if self.qualify(dotted(call.func)) in self.catalog.gates or self._names_gate(parts):
+                take(parts, tree.function_of(call))
+        built = _constructions(tree)
+        for _ in range(_ROUNDS):
+            before = len(guarded)
+            for scope, name, call in built:
+                if call in guarded or (scope, name) in names:
+                    guarded.add(call)
+                    take([*call.args, *(k.value for k in call.keywords)], scope)
+            if len(guarded) == before:
+                break
+        return guarded
+
+    @property
+    def guarded(self) -> frozenset[ast.Call]:
+        """The constructions a gate guards from outside their own arguments (``guard(agent)``)."""
+        return frozenset(self._guarded)
+
+    def _names_gate(self, parts: list[ast.expr]) -> bool:
+        """Whether a gate of the catalog is named among ``parts`` (``plugins=[GuardPlugin()]``)."""
         for part in parts:
             for node in ast.walk(part):
                 name = dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
                 if name and self.qualify(name) in self.catalog.gates:
                     return True
         return False
+
+    def has_gate(self, call: ast.Call) -> bool:
+        """Whether a guardkit integration (the catalog's ``gates``) is among the arguments, as in
+        ``create_agent(..., middleware=[GuardMiddleware()])`` or ``guard_server(mcp)``, or
+        guards the object the call builds from outside (``guard(agent)``)."""
+        if not self._gate_roots:
+            return False
+        if call in self._guarded:
+            return True
+        parts = [*call.args, *(k.value for k in call.keywords)]
+        if isinstance(call.func, ast.Attribute):
+            parts.append(call.func.value)
+        return self._names_gate(parts)
 
     def qualname_kind(self, qualname: str | None) -> str | None:
         """The kind a call to ``qualname`` returns: a catalog kind, ``guardkit``, or

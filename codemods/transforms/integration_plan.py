@@ -42,6 +42,17 @@ def _keys(module: ast.Module, path: str, config: Config, name: str, env: Env | N
     )
 
 
+def _guarded_tools(
+    module: ast.Module, path: str, config: Config, name: str, env: Env | None
+) -> set[str]:
+    """What the constructions a gate guards from outside hand over as tools (an ADK agent
+    whose runner is given to ``guard``)."""
+    tree = Tree(module)
+    imports = ImportMap(tree.nodes(ast.Import, ast.ImportFrom), name, path.endswith("__init__.py"))
+    values = Values(tree, imports, config.catalog, name, env.kind_map() if env else None)
+    return {tool for call in values.guarded for tool in tool_names(call, tree, values)}
+
+
 def plan(
     code: str,
     path: str,
@@ -74,6 +85,9 @@ def plan(
             continue
         trial = ast.parse(code)
         attach(trial, site)
+        if ungated and ungated.intersection(_guarded_tools(trial, path, config, name, env)):
+            kept.append(site)  # ``guard(runner)``: the tools go to the agent the runner runs
+            continue
         after = _keys(trial, path, config, name, env)
         if any(after[key] < before[key] for key in reported):
             kept.append(site)

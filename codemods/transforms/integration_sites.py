@@ -68,11 +68,22 @@ _HOOKS = Integration(
 _GUARD_SERVER = Integration(
     how="statement", module="guardkit.plugins.mcp", name="guard_server", extra="mcp"
 )
+#: ``guard(agent)`` after the agent (an ADK app or runner) is built: it is guarded in place
+_SMOLAGENTS = Integration(
+    how="statement", module="guardkit.plugins.smolagents", name="guard", extra="smolagents"
+)
+_LLAMA_INDEX = Integration(
+    how="statement", module="guardkit.plugins.llama_index", name="guard", extra="llama-index"
+)
+_GOOGLE_ADK = Integration(
+    how="statement", module="guardkit.plugins.google_adk", name="guard", extra="google-adk"
+)
+_LLAMA_AGENTS = "llama_index.core.agent.workflow"
 
 #: qualified callee -> the integration attached where it is called. Only frameworks guardkit
 #: has an integration for, in the versions it supports: mcp 1.x's ``FastMCP`` has no server
-#: middleware (its tools keep ``@guardkit.tool()``), nor do smolagents, CrewAI or LangGraph's
-#: deprecated ``create_react_agent``.
+#: middleware (its tools keep ``@guardkit.tool()``), nor do CrewAI or LangGraph's deprecated
+#: ``create_react_agent``. An ADK agent is guarded through the app or runner that runs it.
 INTEGRATIONS: dict[str, Integration] = {
     "langchain.agents.create_agent": _MIDDLEWARE,
     "langgraph.prebuilt.ToolNode": _TOOL_NODE,
@@ -86,6 +97,20 @@ INTEGRATIONS: dict[str, Integration] = {
     "agents.Runner.run_streamed": _HOOKS,
     "mcp.server.MCPServer": _GUARD_SERVER,
     "mcp.server.mcpserver.MCPServer": _GUARD_SERVER,
+    "smolagents.CodeAgent": _SMOLAGENTS,
+    "smolagents.ToolCallingAgent": _SMOLAGENTS,
+    "smolagents.agents.CodeAgent": _SMOLAGENTS,
+    "smolagents.agents.ToolCallingAgent": _SMOLAGENTS,
+    f"{_LLAMA_AGENTS}.FunctionAgent": _LLAMA_INDEX,
+    f"{_LLAMA_AGENTS}.ReActAgent": _LLAMA_INDEX,
+    f"{_LLAMA_AGENTS}.AgentWorkflow": _LLAMA_INDEX,
+    f"{_LLAMA_AGENTS}.function_agent.FunctionAgent": _LLAMA_INDEX,
+    f"{_LLAMA_AGENTS}.react_agent.ReActAgent": _LLAMA_INDEX,
+    f"{_LLAMA_AGENTS}.multi_agent_workflow.AgentWorkflow": _LLAMA_INDEX,
+    "google.adk.runners.Runner": _GOOGLE_ADK,
+    "google.adk.runners.InMemoryRunner": _GOOGLE_ADK,
+    "google.adk.apps.App": _GOOGLE_ADK,
+    "google.adk.apps.app.App": _GOOGLE_ADK,
 }
 
 #: keywords of ``ToolNode`` that ``guarded_tool_node`` sets itself

@@ -488,6 +488,112 @@ CASES = {
             """,
         tools=("delete_note",),
     ),
+    # smolagents validates a tool's source: the agent is guarded in place, the tool untouched
+    "smolagents-code-agent": Case(
+        before="""
+            from smolagents import CodeAgent, InferenceClientModel, tool
+
+
+            @tool
+            def delete_repo(name: str) -> str:
+                \"\"\"Delete a repository.
+
+                Args:
+                    name: the repository.
+                \"\"\"
+                return name
+
+
+            agent = CodeAgent(tools=[delete_repo], model=InferenceClientModel())
+            agent.run("clean up")
+            """,
+        after="""
+            from guardkit.plugins.smolagents import guard
+            from smolagents import CodeAgent, InferenceClientModel, tool
+
+
+            @tool
+            def delete_repo(name: str) -> str:
+                \"\"\"Delete a repository.
+
+                Args:
+                    name: the repository.
+                \"\"\"
+                return name
+
+
+            agent = CodeAgent(tools=[delete_repo], model=InferenceClientModel())
+            guard(agent)
+            agent.run("clean up")
+            """,
+        extras=("smolagents",),
+        tools=("delete_repo",),
+    ),
+    "llama-index-function-agent": Case(
+        before="""
+            from llama_index.core.agent.workflow import FunctionAgent
+
+
+            def delete_repo(name: str) -> str:
+                \"\"\"Delete a repository.\"\"\"
+                return name
+
+
+            def build(llm):
+                agent = FunctionAgent(tools=[delete_repo], llm=llm)
+                return agent
+            """,
+        after="""
+            from guardkit.plugins.llama_index import guard
+            from llama_index.core.agent.workflow import FunctionAgent
+
+
+            def delete_repo(name: str) -> str:
+                \"\"\"Delete a repository.\"\"\"
+                return name
+
+
+            def build(llm):
+                agent = FunctionAgent(tools=[delete_repo], llm=llm)
+                guard(agent)
+                return agent
+            """,
+        extras=("llama-index",),
+        tools=("delete_repo",),
+    ),
+    # an ADK agent is guarded through the runner that runs it (GuardPlugin first in its plugins)
+    "google-adk-runner": Case(
+        before="""
+            from google.adk.agents import Agent
+            from google.adk.runners import InMemoryRunner
+
+
+            def delete_repo(name: str) -> str:
+                \"\"\"Delete a repository.\"\"\"
+                return name
+
+
+            root_agent = Agent(name="ops", model="gemini-2.0-flash", tools=[delete_repo])
+            runner = InMemoryRunner(agent=root_agent)
+            """,
+        after="""
+            from google.adk.agents import Agent
+            from google.adk.runners import InMemoryRunner
+            from guardkit.plugins.google_adk import guard
+
+
+            def delete_repo(name: str) -> str:
+                \"\"\"Delete a repository.\"\"\"
+                return name
+
+
+            root_agent = Agent(name="ops", model="gemini-2.0-flash", tools=[delete_repo])
+            runner = InMemoryRunner(agent=root_agent)
+            guard(runner)
+            """,
+        extras=("google-adk",),
+        tools=("delete_repo",),
+    ),
     # ``**options`` may already hold middleware; create_react_agent has no integration
     "no-safe-site-keeps-the-decorator": Case(
         before="""

@@ -119,3 +119,36 @@ def test_the_hosts_quote_style_is_kept(tmp_path: Path) -> None:
     )
     add_dependency(tmp_path, {"mcp"})
     assert "  'x == 1',\n  'guardkit[mcp]>=0.1',\n]" in (tmp_path / "pyproject.toml").read_text()
+
+
+def test_an_adk_agent_in_one_module_is_guarded_at_the_runner_in_another(tmp_path: Path) -> None:
+    """The tools go to the agent; the runner that runs it gets ``guard(runner)``."""
+    files = {
+        "ops/__init__.py": "",
+        "ops/tools.py": '''
+            def delete_repo(name: str) -> str:
+                """Delete a repository."""
+                return name
+            ''',
+        "ops/main.py": """
+            from google.adk.agents import Agent
+            from google.adk.runners import InMemoryRunner
+
+            from ops.tools import delete_repo
+
+            root_agent = Agent(name="ops", model="gemini-2.0-flash", tools=[delete_repo])
+            runner = InMemoryRunner(agent=root_agent)
+            """,
+    }
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(dedent(text))
+    tools_before = (tmp_path / "ops" / "tools.py").read_text()
+    result = CliRunner().invoke(fix_command, [str(tmp_path), "--write"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "ops" / "tools.py").read_text() == tools_before  # no decorator
+    main = (tmp_path / "ops" / "main.py").read_text()
+    assert main.endswith("runner = InMemoryRunner(agent=root_agent)\nguard(runner)\n")
+    assert "from guardkit.plugins.google_adk import guard\n" in main
+    assert [f for r in scan(str(tmp_path)) for f in r.findings] == []
