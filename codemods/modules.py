@@ -9,9 +9,11 @@ under a folder named ``tests`` or ``test`` below the scanned root.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 
-__all__ = ["TEST_DIRS", "is_test_path", "module_name"]
+__all__ = ["TEST_DIRS", "is_test_path", "module_name", "namespace_names"]
 
 #: folder names whose contents are test code
 TEST_DIRS = frozenset({"tests", "test"})
@@ -61,3 +63,42 @@ def module_name(path: str) -> str:
     if stem == "__init__":
         return ".".join(parts) or os.path.basename(folder)
     return ".".join((*parts, stem))
+
+
+def namespace_names(names: Mapping[str, str], read: Callable[[str], bytes]) -> dict[str, str]:
+    """``names`` (path -> module name) with the files of a plain folder that the project imports
+    as a package renamed to ``folder.stem``: a folder without ``__init__.py`` is an implicit
+    namespace package (PEP 420) of whatever imports it so (``from os_computer_use.config import
+    model`` beside ``os_computer_use/config.py``), not a folder of scripts. A module of the
+    folder's own name keeps that import."""
+    modules = set(names.values())
+    folders: dict[bytes, list[str]] = {}
+    for path, name in names.items():
+        folder = os.path.dirname(path)
+        base = os.path.basename(folder)
+        plain = not os.path.isfile(os.path.join(folder, "__init__.py"))
+        loose = "." not in name and base not in modules  # ``import agent`` of agent.py wins
+        if plain and loose and base.isidentifier() and base.isascii():
+            folders.setdefault(base.encode(), []).append(path)
+    if not folders:
+        return dict(names)
+    words = b"|".join(re.escape(f) for f in sorted(folders))
+    pattern = re.compile(
+        rb"(?m)^[ \t]*(?:from[ \t]+(" + words + rb")[ \t]*(?:\.|import\b)"
+        rb"|import[ \t]+(" + words + rb")\.)"
+    )
+    imported: set[bytes] = set()
+    for path in names:
+        try:
+            source = read(path)
+        except OSError:
+            continue
+        for match in pattern.finditer(source):
+            imported.add(match.group(1) or match.group(2))
+            if imported >= folders.keys():
+                break
+    renamed = dict(names)
+    for package in imported:
+        for path in folders[package]:
+            renamed[path] = f"{package.decode()}.{names[path]}"
+    return renamed

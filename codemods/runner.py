@@ -26,10 +26,11 @@ from pathlib import Path
 
 from .analysis.flow import MODEL_NAME
 from .analysis.project import Env, ProjectIndex
+from .analysis.summary import Summary
 from .cache import Record, ScanCache, digest
 from .config import Config
 from .findings import FileResult
-from .modules import TEST_DIRS, is_test_path, module_name
+from .modules import TEST_DIRS, is_test_path, module_name, namespace_names
 from .scanner import analyse_source
 
 __all__ = ["Record", "discover", "project_envs", "scan_paths"]
@@ -170,6 +171,30 @@ def _is_client(kind: str) -> bool:
     return not kind.startswith(("class:", "function:")) and kind not in plain
 
 
+def _reaching_names(index: ProjectIndex, summaries: list[Summary]) -> set[str]:
+    """What reaches a model, as other modules would import it: model functions, classes with
+    such a method (``C.__class__``, their own or inherited), classes whose bound methods are
+    tools, and module-level clients and instances of such classes."""
+    model = index.model
+    names = set(model)
+    for cls in index.classes:
+        methods = index.method_names(cls)
+        if any(not index.methods_of(cls, m, dynamic=True).isdisjoint(model) for m in methods):
+            names.add(f"{cls}.__class__")
+    # classes whose bound methods are handed over as tools (a subclass may override one)
+    for summary in summaries:
+        bound = [t for t in summary["tools"] if t.startswith(("self:", "type:", "output:"))]
+        names |= {f"{t.partition(':')[2].rpartition('.')[0]}.__class__" for t in bound}
+    # and module-level values other modules import: clients (``from .llm import client``)
+    # and instances of such classes (``planner = HostedProvider()`` in a config module)
+    for summary in summaries:
+        for g, kind in summary["globals"].items():
+            cls = kind.partition(":")[2] if kind.startswith("class:") else ""
+            if _is_client(kind) or (cls and f"{index.canonical(cls)}.__class__" in names):
+                names.add(f"{summary['module']}.{g}")
+    return names
+
+
 def _parents(module: str) -> list[str]:
     """``a.b.c`` -> ``["a.b", "a"]``: the packages whose ``__init__`` holds the module."""
     parts = module.split(".")
@@ -204,11 +229,14 @@ class _Run:
         self.config = replace(config, select=(), ignore=())
         self.jobs = jobs
         self.cache = cache
-        self.names = {path: module_name(path) for path in files}
+        self.names = namespace_names({path: module_name(path) for path in files}, self._read)
         self.records: dict[str, Record] = {}
         self._backward_done: set[str] = set()
         #: the index of the records as they are now (``None`` once a run changed them)
         self._index: ProjectIndex | None = None
+
+    def _read(self, path: str) -> bytes:
+        return self.sources[path] if path in self.sources else Path(path).read_bytes()
 
     def index(self) -> ProjectIndex:
         """The project index of the summaries analysed so far."""
@@ -241,6 +269,12 @@ class _Run:
                 hit = self.cache.by_digest(path, stat, digest(Path(path).read_bytes()))
             except OSError:
                 return None
+        if (
+            hit is not None
+            and hit.summary is not None
+            and hit.summary["module"] != self.names[path]
+        ):
+            return None  # analysed under another name (a folder since imported as a package)
         return hit
 
     def first_phase(self, files: list[str], progress: Progress | None) -> None:
@@ -281,21 +315,9 @@ class _Run:
         folder) that import a module, function or class that reaches a model (a protocol or
         base class counts when an implementation does), and the package ``__init__`` modules
         above such a module (where protocols usually live)."""
-        summaries = [r.summary for r in self.records.values() if r.summary is not None]
         index = self.index()
-        model = index.model
-        names = set(model)
-        for cls, facts in index.classes.items():
-            methods = facts["methods"]
-            if any(not index.methods_of(cls, m, dynamic=True).isdisjoint(model) for m in methods):
-                names.add(f"{cls}.__class__")
-        # classes whose bound methods are handed over as tools (a subclass may override one),
-        # and module-level clients other modules import (``from .llm import client``)
-        for summary in summaries:
-            bound = [t for t in summary["tools"] if t.startswith(("self:", "type:", "output:"))]
-            names |= {f"{t.partition(':')[2].rpartition('.')[0]}.__class__" for t in bound}
-            held = summary["globals"].items()
-            names |= {f"{summary['module']}.{g}" for g, kind in held if _is_client(kind)}
+        summaries = [r.summary for r in self.records.values() if r.summary is not None]
+        names = _reaching_names(index, summaries)
         known = {r.summary["module"] for r in self.records.values() if r.summary is not None}
         modules = {_module_of(q, known) for q in names} - {""}
         targets = modules - self._backward_done

@@ -146,17 +146,45 @@ _CHAT_KEYWORDS = frozenset({"model", "messages"})
 _NOT_TURNS = ("count", "token", "prepare", "kwargs", "arguments", "params", "cost", "log")
 
 
+def _library_instance(expr: ast.expr | None, imports: ImportMap) -> bool:
+    """An instance of an imported class, or a resource of one (``Spice()``,
+    ``OpenAI(...).chat.completions``)."""
+    if isinstance(expr, ast.Await):
+        expr = expr.value
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    if not isinstance(expr, ast.Call):
+        return False
+    name = dotted(expr.func)
+    return bool(name and name.rpartition(".")[2][:1].isupper() and imports.resolve(name))
+
+
 @lru_cache(maxsize=1)
 def _built_clients(tree: Tree, imports: ImportMap) -> frozenset[str]:
     """Names and ``self`` attributes bound to an instance of an imported class
-    (``self.spice = Spice()``, ``chat = acme.Chat(...)``): clients of some library."""
+    (``self.spice = Spice()``, ``chat = acme.Chat(...)``), directly or through a factory of
+    this module that returns one (``self.client = self.create_client()``, whichever subclass
+    overrides it): clients of some library."""
+    defs: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
+        *tree.nodes(ast.FunctionDef),
+        *tree.nodes(ast.AsyncFunctionDef),
+    ]
+    factories = {
+        func.name
+        for func in defs
+        if any(
+            _library_instance(node.value, imports)
+            for node in ast.walk(func)
+            if isinstance(node, ast.Return)
+        )
+    }
     found: set[str] = set()
     for node in tree.nodes(ast.Assign):
         value = node.value.value if isinstance(node.value, ast.Await) else node.value
         if not isinstance(value, ast.Call):
             continue
-        name = dotted(value.func)
-        if name and name.rpartition(".")[2][:1].isupper() and imports.resolve(name):
+        factory = (dotted(value.func) or "").rpartition(".")[2] in factories
+        if factory or _library_instance(value, imports):
             found.update(t for t in map(dotted, node.targets) if t)
     return frozenset(found)
 

@@ -339,7 +339,7 @@ class ProjectIndex:
         if facts is None or depth > 2:
             return False
         reach = self.model | self.limit
-        if any(self.methods_of(cls, m, dynamic=True) & reach for m in facts["methods"]):
+        if any(self.methods_of(cls, m, dynamic=True) & reach for m in self.method_names(cls)):
             return True
         return any(self.relevant(k, depth + 1) for k in facts["attrs"].values())
 
@@ -393,8 +393,19 @@ class ProjectIndex:
         if not kind.startswith(CLASS):
             return self.relevant(kind)
         cls = self.canonical(kind[len(CLASS) :])
-        methods = self.classes[cls]["methods"] if cls in self.classes else ()
-        return any(self.methods_of(cls, m, dynamic=True) & self.model for m in methods)
+        return any(
+            self.methods_of(cls, m, dynamic=True) & self.model for m in self.method_names(cls)
+        )
+
+    def method_names(self, cls: str) -> set[str]:
+        """The names of the methods an instance of ``cls`` has: its own and its bases' (a
+        subclass that only sets class attributes still has the base's ``call``)."""
+        return {
+            m
+            for c in self._hierarchy(cls, up=True)
+            if c in self.classes
+            for m in self.classes[c]["methods"]
+        }
 
     def _imported_globals(self, module: str) -> set[tuple[str, str, str]]:
         """Kinds of the module-level values of other modules that ``module`` imports (the

@@ -9,15 +9,12 @@ is the dispatch). The name reaches the manager's method in another module throug
 
 from __future__ import annotations
 
-import json
-import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from guardkit.codemods.cli import scan
 
-DATA = Path(__file__).parent / "data" / "hierarchy"
+Found = Callable[[], set[tuple[str, int, str, str]]]
 EXPECTED = {
     ("bot/provider.py", 6, "GK102", "litellm.acompletion"),
     ("bot/tools/files.py", 9, "GK201", "ReadTool.execute"),
@@ -31,27 +28,17 @@ EXPECTED = {
 
 
 @pytest.fixture
-def hierarchy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    target = tmp_path / "hierarchy_project"
-    shutil.copytree(DATA, target)
-    monkeypatch.chdir(target)
-    return target
+def hierarchy(data_project: Callable[[str], Path]) -> Path:
+    return data_project("hierarchy")
 
 
-def _found() -> set[tuple[str, int, str, str]]:
-    result = CliRunner().invoke(scan, [".", "--format", "json", "--no-cache"])
-    assert result.exit_code == 1, result.output
-    return {
-        (f["path"], f["line"], f["rule"], f["symbol"])
-        for f in json.loads(result.output)["findings"]
-    }
+def test_tools_are_the_subclasses_a_base_typed_dispatch_runs(hierarchy: Path, found: Found) -> None:
+    assert found() == EXPECTED
 
 
-def test_tools_are_the_subclasses_a_base_typed_dispatch_runs(hierarchy: Path) -> None:
-    assert _found() == EXPECTED
-
-
-def test_a_concrete_base_method_is_the_tool_when_nothing_is_abstract(hierarchy: Path) -> None:
+def test_a_concrete_base_method_is_the_tool_when_nothing_is_abstract(
+    hierarchy: Path, found: Found
+) -> None:
     # without the stub, Tool is no abstract base: the method the registry runs first on the
     # looked-up tool (Tool.check) is what the dispatch runs, and the subclasses' execute
     # (an override of nothing abstract) are not reached from it
@@ -63,6 +50,6 @@ def test_a_concrete_base_method_is_the_tool_when_nothing_is_abstract(hierarchy: 
         .replace("    @abstractmethod\n", "")
         .replace("        raise NotImplementedError", "        return None")
     )
-    found = {(p, r, s) for p, _, r, s in _found() if r == "GK201"}
-    assert ("bot/tools/base.py", "GK201", "Tool.check") in found
-    assert ("bot/tools/files.py", "GK201", "ReadTool.execute") not in found
+    seen = {(p, r, s) for p, _, r, s in found() if r == "GK201"}
+    assert ("bot/tools/base.py", "GK201", "Tool.check") in seen
+    assert ("bot/tools/files.py", "GK201", "ReadTool.execute") not in seen

@@ -1,0 +1,3 @@
+from deskbot.llm import HostedProvider
+
+planner = HostedProvider()
