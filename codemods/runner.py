@@ -232,6 +232,7 @@ class _Run:
         self.names = namespace_names({path: module_name(path) for path in files}, self._read)
         self.records: dict[str, Record] = {}
         self._backward_done: set[str] = set()
+        self._registrars_done: set[str] = set()
         #: the index of the records as they are now (``None`` once a run changed them)
         self._index: ProjectIndex | None = None
 
@@ -305,10 +306,48 @@ class _Run:
             wanted = _modules_of(self._canonical(_demanded(self.records, forced)), by_module)
             todo = [p for p in sorted(wanted) if self.records[p].result.skipped]
             todo += self._importers_of_model_modules(files, by_module)
+            todo += self._users_of_registrars(files)
             if not todo:
                 return
             forced.update(todo)
             self.run([(p, self.names[p], True, None) for p in sorted(set(todo))])
+
+    def _users_of_registrars(self, files: list[str]) -> list[str]:
+        """Files of the same top-level package (for a top-level script: the scripts of its
+        folder) that import a registering decorator (a project's ``@tool``): what they decorate
+        is in the collection it fills, whoever reads it."""
+        registrars = {
+            d: r.summary["module"]
+            for r in self.records.values()
+            if r.summary is not None
+            for d in r.summary["registrars"]
+        }
+        new = {d: m for d, m in registrars.items() if d not in self._registrars_done}
+        self._registrars_done.update(new)
+        if not new:
+            return []
+        words = {d.rpartition(".")[2] for d in new} | {m.rpartition(".")[2] for m in new.values()}
+        pattern = importing(sorted(w for w in words if w.isidentifier()))
+        roots = {m.partition(".")[0] for m in new.values() if "." in m}
+        folders = {
+            os.path.dirname(path)
+            for path, record in self.records.items()
+            if record.summary is not None and record.summary["module"] in new.values()
+        }
+        found: list[str] = []
+        for path in files:
+            name = self.names[path]
+            near = name.partition(".")[0] in roots or (
+                "." not in name and os.path.dirname(path) in folders
+            )
+            if not near or not self.records[path].result.skipped:
+                continue
+            try:
+                if pattern.search(self._read(path)):
+                    found.append(path)
+            except OSError:
+                continue
+        return found
 
     def _importers_of_model_modules(self, files: list[str], by_module: dict[str, str]) -> list[str]:
         """Files of the same top-level package (for a top-level script: the scripts of its

@@ -31,6 +31,7 @@ __all__ = ["dynamic_dispatch", "table_ref"]
 Chosen = Collection[tuple[ast.AST, str]]
 _RUNNERS = frozenset({*TOOL_METHODS, "ainvoke"})
 _BUILTINS = frozenset(dir(builtins)) - {"getattr"}
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 def _chosen_lookup(expr: ast.expr, tree: Tree, chosen: Chosen, strict: bool = False) -> bool:
@@ -160,10 +161,38 @@ def table_ref(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
         table = lookup.func.value if lookup.func.attr == "get" else None
     if not isinstance(table, ast.Name):
         return ()
+    return _qualified_table(table, guards)
+
+
+def _qualified_table(table: ast.Name, guards: Guards) -> tuple[str, ...]:
     name = guards.values.qualify(table.id)
     if name is None and table.id in _module_names(guards.tree):
         name = qualified(guards.values.module, table.id)
     return (name,) if name else ()
+
+
+def checked_tables(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
+    """``getattr(self, name) if name in TOOLS else None``, ``if name in TOOLS: getattr(...)``:
+    a lookup by attribute that runs only names of a table (filled by a registering decorator,
+    say) runs that table's entries."""
+    lookup = lookup.value if isinstance(lookup, ast.Await) else lookup
+    if not (isinstance(lookup, ast.Call) and dotted(lookup.func) == "getattr"):
+        return ()
+    found: list[str] = []
+    for parent, child in guards.tree.ancestors(lookup):
+        if isinstance(parent, _SCOPES):
+            break
+        inside = isinstance(parent, ast.IfExp) and child is parent.body
+        inside = inside or (isinstance(parent, ast.If) and child in parent.body)
+        if not isinstance(parent, (ast.IfExp, ast.If)) or not inside:
+            continue
+        for compare in ast.walk(parent.test):
+            if not isinstance(compare, ast.Compare) or not isinstance(compare.ops[0], ast.In):
+                continue
+            table = compare.comparators[0]
+            if isinstance(table, ast.Name):
+                found += _qualified_table(table, guards)
+    return tuple(found)
 
 
 @lru_cache(maxsize=1)
@@ -244,5 +273,5 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
             symbol=symbol,
             guarded=guards.request_before(call),
             fixable=False,
-            runs=runs + table_ref(lookup, guards),
+            runs=runs + table_ref(lookup, guards) + checked_tables(lookup, guards),
         )

@@ -74,8 +74,9 @@ class ProjectIndex:
         self.functions = {q: f for s in self.modules.values() for q, f in s["functions"].items()}
         self.classes = {q: c for s in self.modules.values() for q, c in s["classes"].items()}
         self.collections = {
-            q: c for s in self.modules.values() for q, c in s["collections"].items()
+            q: list(c) for s in self.modules.values() for q, c in s["collections"].items()
         }
+        self._register()
         self._subclasses: dict[str, set[str]] = defaultdict(set)
         self._by_method: dict[str, set[str]] = defaultdict(set)
         for name, cls in self.classes.items():
@@ -116,6 +117,18 @@ class ProjectIndex:
             return self.canonical(target, depth + 1) if target and target != name else name
         owner = self.canonical(head, depth + 1)
         return f"{owner}.{last}" if owner != head else name
+
+    def _register(self) -> None:
+        """Add what a project's registering decorators decorate, in any module, to the
+        collections they fill (``@tool`` storing each function in ``TOOLS``)."""
+        fills = {d: c for s in self.modules.values() for d, c in s["registrars"].items()}
+        if not fills:
+            return
+        for summary in self._summaries:
+            for decorator, functions in summary["registered"].items():
+                for collection in fills.get(self.canonical(decorator), ()):
+                    members = self.collections.setdefault(collection, [])
+                    members += [f for f in functions if f not in members]
 
     def _hierarchy(self, cls: str, up: bool) -> list[str]:
         key = (cls, "", up)

@@ -21,6 +21,7 @@ from typing import TypedDict
 from .calls import CallIndex
 from .handed import Handed, hand_over, tool_arguments
 from .loops import counters, raise_tests
+from .registrations import registered, registrars
 from .registries import dispatch_helpers
 from .retries import retried
 from .tree import Tree, dotted
@@ -92,6 +93,11 @@ class Summary(TypedDict):
     dispatching: list[str]
     #: module-level names -> kind of the value they hold (``client = OpenAI()``)
     globals: dict[str, str]
+    #: decorators of the module that store what they decorate in a module-level collection
+    #: (a project's ``@tool``) -> those collections
+    registrars: dict[str, list[str]]
+    #: decorators the module's functions use -> the functions (members of what they fill)
+    registered: dict[str, list[str]]
 
 
 def owner_of(tree: Tree, node: ast.AST) -> Def | None:
@@ -351,4 +357,6 @@ def summarize(
         defined=[],
         dispatching=[],
         globals=dict(values.scopes.get(tree.module, {})),
+        registrars=registrars(tree, values),
+        registered=registered(tree, values),
     )

@@ -1,0 +1,12 @@
+TOOLS = {}
+ROUTES = []
+
+
+def tool(func):
+    TOOLS[func.__name__] = func
+    return func
+
+
+def route(func):
+    ROUTES.append(func)
+    return func
