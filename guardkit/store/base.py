@@ -574,6 +574,8 @@ class Transaction(abc.ABC):
     def flush(self) -> None:
         """Write everything this transaction changed (called just before commit)."""
         if self._records:
+            if self.store.witness is not None:
+                self.store.witness.check()  # a broken witness refuses before anything is written
             self._write_records(self._records)
             if self.store.witness is not None:
                 heads = {agent_id: record for agent_id, record, _ in self._records}

@@ -16,9 +16,10 @@ would double the cost of a decision): a process killed at any point loses no lin
 written before its caller is answered), and a line is never durable before its commit is; only
 a power cut can leave the witness behind the database, by the commits of that last interval,
 which the next open witnesses again, as after a crash between commit and line. A failed
-background fsync fails every later commit. It defends against a host that can rewrite the
-database but not the witness; not against one that can rewrite both (then only a checkpoint
-published elsewhere helps).
+background fsync fails every later decision before it is written (one whose commit raced the
+failure is committed and refused, as after a crash between commit and answer). It defends
+against a host that can rewrite the database but not the witness; not against one that can
+rewrite both (then only a checkpoint published elsewhere helps).
 """
 
 from __future__ import annotations
@@ -68,6 +69,10 @@ class Witness(abc.ABC):
     @abc.abstractmethod
     def append(self, heads: list[Entry], *, sync: bool) -> None:
         """Record ``(agent, seq, hash, signature)`` heads just committed; ``sync``: durably."""
+
+    def check(self) -> None:  # noqa: B027 - a witness whose append is durable fails in append
+        """Raise if what was appended earlier could not be made durable: called before a commit,
+        so a decision is refused, and nothing of it written, once the witness is known broken."""
 
     def sync(self) -> None:  # noqa: B027 - a witness whose append is durable has nothing to do
         """Make every head appended so far durable."""
@@ -163,17 +168,20 @@ class FileWitness(Witness):
         self._offset = start + end
 
     def refresh(self) -> None:
-        if self._syncer is not None:
-            self._syncer.check()  # before a transaction begins: refused, nothing written
+        self.check()  # before a transaction begins: refused, nothing written
         self._read()
 
     @property
     def size(self) -> int:
         return self._offset
 
+    def check(self) -> None:
+        if self._syncer is not None:
+            self._syncer.check(committed=False)
+
     def append(self, heads: list[Entry], *, sync: bool) -> None:
         if self._syncer is not None:
-            self._syncer.check()
+            self._syncer.check(committed=True)
         text = "".join(_line(*head) for head in heads).encode()
         try:
             os.write(self._fd, text)
@@ -193,11 +201,11 @@ class FileWitness(Witness):
 
     def sync(self) -> None:
         if self._syncer is not None:
-            self._syncer.check()
+            self._syncer.check(committed=True)
         try:
             os.fdatasync(self._fd)
         except OSError as exc:
-            raise _not_durable(self.path, exc) from exc
+            raise _not_durable(self.path, exc, committed=True) from exc
 
     def sync_soon(self) -> None:
         if self._syncer is None:
@@ -268,14 +276,15 @@ class _Syncer:
         self._thread = threading.Thread(target=self._run, name="guardkit-witness", daemon=True)
         self._thread.start()
 
-    def check(self) -> None:
-        """Raise if a background fsync failed: no commit is witnessed durably from then on."""
+    def check(self, *, committed: bool) -> None:
+        """Raise if a background fsync failed: no commit is witnessed durably from then on;
+        ``committed``: whether the decision at hand is already in the database."""
         if self._error is not None:
-            raise _not_durable(self._path, self._error)
+            raise _not_durable(self._path, self._error, committed=committed)
 
     def request(self) -> None:
         with self._cond:
-            self.check()
+            self.check(committed=True)
             self._wanted += 1
             self._cond.notify_all()
 
@@ -285,7 +294,7 @@ class _Syncer:
             self._cond.notify_all()
         self._stopped.set()
         self._thread.join()
-        self.check()
+        self.check(committed=True)
 
     def _run(self) -> None:
         while True:
@@ -308,10 +317,15 @@ class _Syncer:
             self._stopped.wait(GROUP_SYNC_SECONDS)
 
 
-def _not_durable(path: str, exc: OSError) -> StoreError:
+def _not_durable(path: str, exc: OSError, *, committed: bool) -> StoreError:
+    outcome = (
+        "the decision is committed but may not be witnessed"
+        if committed
+        else "the decision was refused and nothing of it written"
+    )
     return StoreError(
-        f"the head witness {path} could not be made durable ({exc}); the decision is committed "
-        "but may not be witnessed: fix the witness and reopen the store"
+        f"the head witness {path} could not be made durable ({exc}); {outcome}: fix the "
+        "witness and reopen the store"
     )
 
 

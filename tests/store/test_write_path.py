@@ -126,12 +126,15 @@ def test_a_failed_witness_fsync_refuses_every_later_decision(
     assert refused is not None
     assert "could not be made durable" in str(refused)
     assert answered >= 1  # the fsync that failed ran after the decision was answered
-    with pytest.raises(StoreError, match="could not be made durable"):
+    with pytest.raises(StoreError, match="could not be made durable") as again:
         agent.request("search", {"q": "again"})
     with pytest.raises(StoreError, match="could not be made durable"):
         guard.close()
     failing.armed = False  # type: ignore[attr-defined]
-    # nothing of the refused decisions was written: every answered one, and only those
+    # every answered decision was written; of the refused ones only one whose commit raced the
+    # failed fsync can be (committed, not answered: as after a crash between the two), and none
+    # refused once the failure was known
+    assert "nothing of it written" in str(again.value)
     with Guard(db) as reopened:
-        assert reopened.status("bot")["actions_allowed"] == answered
+        assert answered <= reopened.status("bot")["actions_allowed"] <= answered + 1
         assert reopened.verify("bot")["ok"] is True
