@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 
-__all__ = ["TEST_DIRS", "is_test_path", "module_name", "namespace_names"]
+__all__ = ["TEST_DIRS", "is_test_path", "module_name", "namespace_names", "unique_names"]
 
 #: folder names whose contents are test code
 TEST_DIRS = frozenset({"tests", "test"})
@@ -101,4 +101,41 @@ def namespace_names(names: Mapping[str, str], read: Callable[[str], bytes]) -> d
     for package in imported:
         for path in folders[package]:
             renamed[path] = f"{package.decode()}.{names[path]}"
+    return renamed
+
+
+def unique_names(names: Mapping[str, str], read: Callable[[str], bytes]) -> dict[str, str]:
+    """``names`` (path -> module name) with the loose scripts that share a name (``main.py``
+    in each example folder) renamed apart (``main@<folder>``) unless a script of their own
+    folder imports them by it (``from main import app``: a script's imports find its
+    siblings): each is its own entry point, and what one hands a model is not another's."""
+    paths: dict[str, list[str]] = {}
+    for path, name in names.items():
+        if "." not in name:
+            paths.setdefault(name, []).append(path)
+    shared = {n: p for n, p in paths.items() if len(p) > 1 and n.isidentifier()}
+    if not shared:
+        return dict(names)
+    words = b"|".join(re.escape(n.encode()) for n in sorted(shared))
+    pattern = re.compile(
+        rb"(?m)^[ \t]*(?:from[ \t]+(" + words + rb")[ \t]+import\b"
+        rb"|import[ \t]+(?:[\w.]+[ \t]*,[ \t]*)*(" + words + rb")\b)"
+    )
+    folders = {os.path.dirname(p) for group in shared.values() for p in group}
+    imported: set[tuple[str, str]] = set()
+    for path in names:
+        folder = os.path.dirname(path)
+        if folder not in folders:
+            continue
+        try:
+            source = read(path)
+        except OSError:
+            continue
+        imported |= {(folder, (m[1] or m[2]).decode()) for m in pattern.finditer(source)}
+    renamed = dict(names)
+    for name, group in shared.items():
+        for path in group:
+            folder = os.path.dirname(path)
+            if (folder, name) not in imported:
+                renamed[path] = f"{name}@{folder.replace('.', '_')}"
     return renamed

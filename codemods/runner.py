@@ -30,7 +30,7 @@ from .analysis.summary import Summary
 from .cache import Record, ScanCache, digest
 from .config import Config
 from .findings import FileResult
-from .modules import TEST_DIRS, is_test_path, module_name, namespace_names
+from .modules import TEST_DIRS, is_test_path, module_name, namespace_names, unique_names
 from .scanner import analyse_source
 
 __all__ = ["Record", "discover", "project_envs", "scan_paths"]
@@ -229,10 +229,12 @@ class _Run:
         self.config = replace(config, select=(), ignore=())
         self.jobs = jobs
         self.cache = cache
-        self.names = namespace_names({path: module_name(path) for path in files}, self._read)
+        names = namespace_names({path: module_name(path) for path in files}, self._read)
+        self.names = unique_names(names, self._read)
         self.records: dict[str, Record] = {}
         self._backward_done: set[str] = set()
         self._registrars_done: set[str] = set()
+        self._builders_done: set[str] = set()
         #: the index of the records as they are now (``None`` once a run changed them)
         self._index: ProjectIndex | None = None
 
@@ -307,6 +309,7 @@ class _Run:
             todo = [p for p in sorted(wanted) if self.records[p].result.skipped]
             todo += self._importers_of_model_modules(files, by_module)
             todo += self._users_of_registrars(files)
+            todo += self._builders_of_tool_classes(files)
             if not todo:
                 return
             forced.update(todo)
@@ -334,13 +337,36 @@ class _Run:
             for path, record in self.records.items()
             if record.summary is not None and record.summary["module"] in new.values()
         }
+        near = [
+            path
+            for path in files
+            if self.names[path].partition(".")[0] in roots
+            or ("." not in self.names[path] and os.path.dirname(path) in folders)
+        ]
+        return self._skipped_matching(near, pattern)
+
+    def _builders_of_tool_classes(self, files: list[str]) -> list[str]:
+        """Files, anywhere in the project (examples, apps), that import a class whose
+        dispatch runs what it is built with (``arg:helpers:pkg.agent.Agent``): the tools are
+        what they pass it."""
+        classes = {
+            ref.rpartition(":")[2]
+            for r in self.records.values()
+            if r.summary is not None
+            for ref in r.summary["tools"]
+            if ref.startswith("arg:")
+        }
+        new = classes - self._builders_done
+        self._builders_done.update(new)
+        if not new:
+            return []
+        return self._skipped_matching(files, importing(sorted({c.rpartition(".")[2] for c in new})))
+
+    def _skipped_matching(self, files: list[str], pattern: re.Pattern[bytes]) -> list[str]:
+        """The files of ``files`` not analysed yet whose text ``pattern`` matches."""
         found: list[str] = []
         for path in files:
-            name = self.names[path]
-            near = name.partition(".")[0] in roots or (
-                "." not in name and os.path.dirname(path) in folders
-            )
-            if not near or not self.records[path].result.skipped:
+            if not self.records[path].result.skipped:
                 continue
             try:
                 if pattern.search(self._read(path)):

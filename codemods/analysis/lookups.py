@@ -19,6 +19,7 @@ from collections.abc import Collection, Iterator
 from functools import lru_cache
 
 from .chosen import may_choose, model_chosen, takes_tool_input
+from .fields import sources
 from .guards import Guards
 from .project import TOOL_METHODS
 from .summary import call_ref, qualified
@@ -153,15 +154,20 @@ def table_ref(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
     """``HANDLERS.get(name)`` with ``HANDLERS`` a module-level table, here or imported: its
     qualified name (the project index lists its entries: functions, lambdas' callees,
     partials' functions)."""
-    lookup = lookup.value if isinstance(lookup, ast.Await) else lookup
-    table: ast.expr | None = None
-    if isinstance(lookup, ast.Subscript):
-        table = lookup.value
-    elif isinstance(lookup, ast.Call) and isinstance(lookup.func, ast.Attribute):
-        table = lookup.func.value if lookup.func.attr == "get" else None
+    table = _table_of(lookup)
     if not isinstance(table, ast.Name):
         return ()
     return _qualified_table(table, guards)
+
+
+def _table_of(lookup: ast.expr) -> ast.expr | None:
+    """What ``TABLE[name]`` or ``TABLE.get(name)`` (awaited or not) looks its callee up in."""
+    lookup = lookup.value if isinstance(lookup, ast.Await) else lookup
+    if isinstance(lookup, ast.Subscript):
+        return lookup.value
+    if isinstance(lookup, ast.Call) and isinstance(lookup.func, ast.Attribute):
+        return lookup.func.value if lookup.func.attr == "get" else None
+    return None
 
 
 def _qualified_table(table: ast.Name, guards: Guards) -> tuple[str, ...]:
@@ -169,6 +175,24 @@ def _qualified_table(table: ast.Name, guards: Guards) -> tuple[str, ...]:
     if name is None and table.id in _module_names(guards.tree):
         name = qualified(guards.values.module, table.id)
     return (name,) if name else ()
+
+
+def attribute_tables(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
+    """``self.table[name]``, ``self.tools.get(name)`` where the class fills ``self.table``
+    from what it is built with: ``arg:<parameter>:<class>`` refs (the project index lists the
+    elements callers pass there)."""
+    table = _table_of(lookup)
+    if not (
+        isinstance(table, ast.Attribute)
+        and isinstance(table.value, ast.Name)
+        and table.value.id == "self"
+    ):
+        return ()
+    cls = guards.tree.class_of(lookup)
+    if cls is None:
+        return ()
+    owner = qualified(guards.values.module, cls.name)
+    return tuple(f"arg:{p}:{owner}" for p in sorted(sources(cls, table.attr)))
 
 
 def checked_tables(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
@@ -273,5 +297,8 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
             symbol=symbol,
             guarded=guards.request_before(call),
             fixable=False,
-            runs=runs + table_ref(lookup, guards) + checked_tables(lookup, guards),
+            runs=runs
+            + table_ref(lookup, guards)
+            + checked_tables(lookup, guards)
+            + attribute_tables(lookup, guards),
         )

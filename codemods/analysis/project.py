@@ -209,6 +209,10 @@ class ProjectIndex:
         return frozenset(done)
 
     def _expand(self, name: str, seen: set[str]) -> Iterable[str]:
+        if name.startswith("arg:"):  # what callers build the class with (``helpers=[...]``)
+            for item in self._passed(name):
+                yield from self._expand(item, seen)
+            return
         if ":" in name:  # ``self:pkg.mod.Class.meth``: the method and its overrides
             yield from self._run_targets(name)
             return
@@ -221,6 +225,23 @@ class ProjectIndex:
                 yield from self._expand(item, seen)
         else:
             yield target
+
+    def _passed(self, ref: str) -> set[str]:
+        """``arg:<parameter>:<class>``: the names callers pass the class (or a subclass) there,
+        by keyword or by position."""
+        _, param, cls = ref.split(":", 2)
+        classes = set(self._hierarchy(self.canonical(cls), up=False))
+        found: set[str] = set()
+        for summary in self._summaries:
+            for callee, key, names in summary["listed"]:
+                target = self.canonical(callee)
+                if target not in classes:
+                    continue
+                params = self.functions.get(f"{target}.__init__", {"params": []})["params"]
+                position = [p for p in params if p != "self"]
+                if key == param or (key.isdigit() and position[int(key) : int(key) + 1] == [param]):
+                    found.update(names)
+        return found
 
     def abstract(self, cls: str) -> bool:
         """A base to be subclassed: a protocol or ABC, or a class with a stub method."""

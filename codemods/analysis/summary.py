@@ -98,6 +98,9 @@ class Summary(TypedDict):
     registrars: dict[str, list[str]]
     #: decorators the module's functions use -> the functions (members of what they fill)
     registered: dict[str, list[str]]
+    #: ``[ref, parameter, names]``: lists of project names passed to project functions and
+    #: classes, by keyword or position (``Agent("ops", helpers=[read_logs])``)
+    listed: list[tuple[str, str, list[str]]]
 
 
 def owner_of(tree: Tree, node: ast.AST) -> Def | None:
@@ -177,6 +180,20 @@ def _elements(expr: ast.expr, values: Values) -> list[str]:
         return [name] if name and name.rpartition(".")[2][:1].isupper() else []
     name = values.qualify(dotted(expr))
     return [name] if name else []
+
+
+def _listed(call: ast.Call, ref: str, values: Values) -> list[tuple[str, str, list[str]]]:
+    """The list, tuple and set literals of project names ``call`` passes, by position or
+    keyword."""
+    given = [(str(i), a) for i, a in enumerate(call.args)]
+    given += [(k.arg, k.value) for k in call.keywords if k.arg]
+    found: list[tuple[str, str, list[str]]] = []
+    for key, value in given:
+        if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+            names = _elements(value, values)
+            if names:
+                found.append((ref, key, names))
+    return found
 
 
 def _callee(call: ast.Call, values: Values) -> list[str]:
@@ -317,6 +334,7 @@ def summarize(
     arguments: set[tuple[str, int, str]] = set()
     ungated = {id(c.node) for c in calls.model if not c.gated}
     looped: set[str] = set()
+    listed: list[tuple[str, str, list[str]]] = []
     for call in tree.nodes(ast.Call):
         facts = facts_of(call)
         if id(call) in ungated:
@@ -325,6 +343,7 @@ def summarize(
         if ref and ref not in facts["calls"]:
             facts["calls"].append(ref)
         if ref and ":" not in ref:
+            listed += _listed(call, ref, values)
             for index, arg in enumerate(call.args):
                 kind = (
                     values.reference_kind(arg, call) if not isinstance(arg, ast.Starred) else None
@@ -359,4 +378,5 @@ def summarize(
         globals=dict(values.scopes.get(tree.module, {})),
         registrars=registrars(tree, values),
         registered=registered(tree, values),
+        listed=listed,
     )
