@@ -51,8 +51,10 @@ $(FAST_VENV)/.installed: pyproject.toml
 	$(FAST_VENV)/bin/python -m pip install --quiet -e '.[dev]' > $(FAST_VENV)/install.log 2>&1 || (cat $(FAST_VENV)/install.log; exit 1)
 	touch $@
 
+# FAST_TESTS narrows it to some folders (default: every test).
+FAST_TESTS ?=
 test-fast: fast-venv
-	GUARDKIT_TEST_SERVICES=none $(FAST_VENV)/bin/python -m pytest -q -n auto --maxprocesses 4 -m "not slow" -W error::ResourceWarning
+	GUARDKIT_TEST_SERVICES=none $(FAST_VENV)/bin/python -m pytest -q -n auto --maxprocesses 4 -m "not slow" -W error::ResourceWarning $(FAST_TESTS)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/guard_overhead.py
