@@ -422,6 +422,9 @@ class _Run:
         """Re-analyse modules whose environment changed, until none does (a module analysed in
         its environment can tell the index more: the kinds of what it passes on)."""
         index = ProjectIndex([])
+        by_module: dict[str, str] = {}
+        for path in self.records:
+            by_module.setdefault(self.names[path], path)
         for _ in range(_ROUNDS):
             index = self.index()
             redo: list[Task] = []
@@ -431,6 +434,14 @@ class _Run:
                 env = index.env(self.names[path])
                 if env.digest() != record.env:
                     redo.append((path, self.names[path], True, env))
+            # modules that only a module analysed in its environment points to (the tools of a
+            # dispatch whose model call sits in another module)
+            wanted = _modules_of(self._canonical(_demanded(self.records, set())), by_module)
+            redo += [
+                (p, self.names[p], True, index.env(self.names[p]))
+                for p in sorted(wanted)
+                if self.records[p].result.skipped
+            ]
             if not redo:
                 break
             self.run(redo)

@@ -19,6 +19,7 @@ from .tree import Tree, dotted
 __all__ = [
     "INPUT_FIELDS",
     "NAME_FIELDS",
+    "local_function",
     "may_choose",
     "model_chosen",
     "reads_tool_name",
@@ -87,11 +88,11 @@ def _spelled(expr: ast.expr, tree: Tree, params: frozenset[str] = frozenset()) -
         return _spelled(func.value, tree, params)
     if params or len(expr.args) != 1 or expr.keywords or not reads_tool_name(expr.args[0]):
         return False
-    helper = _local_function(func, tree, expr)
+    helper = local_function(func, tree, expr)
     return helper is not None and _respells(helper, tree)
 
 
-def _local_function(func: ast.expr, tree: Tree, at: ast.AST) -> ast.AST | None:
+def local_function(func: ast.expr, tree: Tree, at: ast.AST) -> ast.AST | None:
     """The module-level function ``f`` or the method ``self.f`` of the enclosing class."""
     body: list[ast.stmt] = []
     if isinstance(func, ast.Name):

@@ -14,7 +14,14 @@ from .calls import CallIndex, ModelCall, classify_calls
 from .catalog import DEFAULT_CATALOG, SOURCE_READERS, Catalog
 from .chosen import may_choose
 from .dispatch import find_dispatch
-from .flow import MODEL_NAME, follow_names, output_runs, reply_selected, seeds_from_env
+from .flow import (
+    MODEL_NAME,
+    follow_names,
+    output_runs,
+    reply_branches,
+    reply_selected,
+    seeds_from_env,
+)
 from .guards import Guards
 from .handed import hand_over
 from .handlers import handler_tools
@@ -209,6 +216,44 @@ def _reply_dispatches(
     ]
 
 
+def _branch_dispatches(
+    tree: Tree,
+    values: Values,
+    guards: Guards,
+    calls: CallIndex,
+    helpers: list[ModelCall],
+    known: set[int],
+) -> list[Dispatch]:
+    """``if``/``elif`` chains on what the model wrote whose branches run project code handed
+    parts of it (``if op == "click": screen.click(op_x, op_y)``)."""
+    direct = [c.node for c in calls.model if isinstance(c.node, ast.Call)]
+    helped = [c.node for c in helpers if isinstance(c.node, ast.Call)]
+    if not (direct or helped):
+        return []
+    found: list[Dispatch] = []
+    for head, handed in reply_branches(tree, direct, helped, lambda c: call_ref(c, values)):
+        if id(head) in known or any(id(c) in known for c in handed):
+            continue
+        refs = (call_ref(c, values) for c in handed)
+        found.append(
+            Dispatch(
+                node=head,
+                symbol=f"if {ast.unparse(_subject(head.test))} == ...",
+                guarded=all(guards.request_before(c) for c in handed),
+                fixable=False,
+                runs=tuple(sorted({r for r in refs if r})),
+            )
+        )
+    return found
+
+
+def _subject(test: ast.expr) -> ast.expr:
+    """What an ``if x == "a"`` (or ``x == "a" or ...``) compares."""
+    while isinstance(test, ast.BoolOp):
+        test = test.values[0]
+    return test.left if isinstance(test, ast.Compare) else test
+
+
 def analyze(
     module: ast.Module,
     catalog: Catalog = DEFAULT_CATALOG,
@@ -255,6 +300,9 @@ def analyze(
     runs |= _runs_model_output(tree, values, guards, calls, helpers)
     known |= {id(d.node) for d in looked_up}
     picked = _reply_dispatches(tree, guards, calls, helpers, known)
+    picked += _branch_dispatches(
+        tree, values, guards, calls, helpers, known | {id(d.node) for d in picked}
+    )
     runs |= {r for d in picked if not d.guarded for r in d.runs}
     looked_up += picked
     # a lookup inside an MCP ``call_tool`` handler is reported as the handler

@@ -14,14 +14,21 @@ call's argument positions are recorded in the summary as kind :data:`MODEL_NAME`
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from .chosen import reads_tool_name
+from .chosen import local_function, reads_tool_name
 from .project import TOOL_METHODS
 from .tree import FUNCTION_NODES, Tree
 from .values import Values
 
-__all__ = ["MODEL_NAME", "follow_names", "output_runs", "reply_selected", "seeds_from_env"]
+__all__ = [
+    "MODEL_NAME",
+    "follow_names",
+    "output_runs",
+    "reply_branches",
+    "reply_selected",
+    "seeds_from_env",
+]
 
 #: the kind of a parameter that receives a model-chosen tool name from a caller
 MODEL_NAME = "model:name"
@@ -29,6 +36,15 @@ MODEL_NAME = "model:name"
 RUN_METHODS = frozenset(TOOL_METHODS)
 #: a value that holds a chosen name itself (not in one of its positions)
 _WHOLE = -1
+#: the fields that tag a value's shape in a provider's protocol (an event's, a block's)
+_TAGS = frozenset({"type", "object", "event"})
+#: builtins that read a field or a property of a value: no parse of what the model wrote
+_READERS = frozenset({"getattr", "hasattr", "isinstance", "len", "type", "id", "vars", "dict"})
+#: modules whose functions only parse, format or log what they are given (a branch calling
+#: one of them runs nothing the model chose), and guardkit, whose ``call_tool`` is the gate
+_OBSERVING = frozenset(
+    {"json", "logging", "re", "pprint", "textwrap", "string", "typing", "guardkit"}
+)
 _ROUNDS = 4
 
 Pair = tuple[ast.AST, str]
@@ -187,18 +203,30 @@ class _Reply:
             return self.derived(expr.left) or self.derived(expr.right)
         if isinstance(expr, ast.Name):
             return (self.tree.function_of(expr), expr.id) in self.held
+        if isinstance(expr, (ast.Tuple, ast.List, ast.Dict)):  # ``{"x": x, "y": y}``
+            items = expr.values if isinstance(expr, ast.Dict) else expr.elts
+            return any(self.derived(i) for i in items if not isinstance(i, ast.Starred))
         if not isinstance(expr, ast.Call):
             return False
         if id(expr) in self.ids:
             return True
-        return isinstance(expr.func, ast.Name) and any(self.derived(a) for a in expr.args)
+        func = expr.func
+        if isinstance(func, ast.Attribute) and self.derived(func.value):
+            return True  # a method of the reply: ``operation.get("operation").lower()``
+        # a parser or a runner given it: ``json.loads(text)``, ``asyncio.run(next_action())``
+        return isinstance(func, (ast.Name, ast.Attribute)) and any(
+            self.derived(a) for a in expr.args
+        )
 
-    def bind(self, target: ast.expr) -> bool:
+    def bind(self, target: ast.expr | Pair) -> bool:
         if isinstance(target, (ast.Tuple, ast.List)):
             return any([self.bind(e) for e in target.elts])  # noqa: C419 (bind every element)
-        if not isinstance(target, ast.Name):
+        if isinstance(target, tuple):  # a parameter: ``(function, name)``
+            key = target
+        elif isinstance(target, ast.Name):
+            key = (self.tree.function_of(target), target.id)
+        else:
             return False
-        key = (self.tree.function_of(target), target.id)
         if key in self.held:
             return False
         self.held.add(key)
@@ -206,10 +234,21 @@ class _Reply:
 
     def run(self) -> None:
         tree = self.tree
+        flows: list[tuple[Sequence[ast.expr | Pair], ast.expr]]
         flows = [(a.targets, a.value) for a in tree.nodes(ast.Assign)]
         fors: list[ast.For | ast.AsyncFor] = [*tree.nodes(ast.For), *tree.nodes(ast.AsyncFor)]
         flows += [([n.target], n.iter) for n in fors]
-        flows = [(t, v) for t, v in flows if tree.function_of(v) in self.scopes]
+        # the parameters of the module's functions and methods the reply is passed to
+        for call in tree.nodes(ast.Call):
+            callee = local_function(call.func, tree, call)
+            if isinstance(callee, FUNCTION_NODES):
+                params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
+                params = params[1:] if isinstance(call.func, ast.Attribute) else params
+                flows += [
+                    ([(callee, p)], arg)
+                    for p, arg in zip(params, call.args, strict=False)
+                    if not isinstance(arg, ast.Starred)
+                ]
         for _ in range(_ROUNDS):
             changed = False
             for targets, value in flows:
@@ -273,3 +312,97 @@ def reply_selected(tree: Tree, sources: list[ast.Call]) -> list[tuple[ast.Call, 
         elif isinstance(func, ast.Name) and (tree.function_of(call), func.id) in picked:
             found.append((call, picked[(tree.function_of(call), func.id)]))
     return found
+
+
+def reply_branches(
+    tree: Tree,
+    direct: list[ast.Call],
+    helpers: list[ast.Call],
+    ref_of: Callable[[ast.Call], str | None],
+) -> list[tuple[ast.If, list[ast.Call]]]:
+    """``if``/``elif`` chains on a string the model wrote (``if op == "click": ... elif op ==
+    "write": ...``) with, in two branches or more, a call of project code handed part of the
+    reply: the reply selects what runs, a dispatch; the calls are its tools.
+
+    The model writes text; a provider's response around it (``event.type``,
+    ``block.type``, ``finish_reason``) is the API's. So the string compared must come out of a
+    parse of the reply (``json.loads(message.content)``, ``parse_action(text)``) or from a
+    project helper that asked the model (its return is the app's own value), not from fields
+    of the response a model call returned."""
+    reply = _Reply(tree, [*direct, *helpers])
+    reply.run()
+    parsers = [
+        c
+        for c in tree.nodes(ast.Call)
+        if not (isinstance(c.func, ast.Attribute) and reply.derived(c.func.value))
+        and not (isinstance(c.func, ast.Name) and c.func.id in _READERS)
+        and not isinstance(tree.parent(c), ast.Expr)  # ``seen.add(item)``: no value made
+        and any(reply.derived(a) for a in c.args)
+    ]
+    written = _Reply(tree, [*helpers, *parsers])
+    written.run()
+    inner = {id(n.orelse[0]) for n in tree.nodes(ast.If) if len(n.orelse) == 1}
+    found: list[tuple[ast.If, list[ast.Call]]] = []
+    for head in tree.nodes(ast.If):
+        if id(head) in inner:
+            continue
+        calls: list[ast.Call] = []
+        branch: ast.If | None = head
+        while branch is not None:
+            if _on_reply(branch.test, written):
+                call = next(_handed(branch.body, reply, ref_of), None)
+                calls += [call] if call is not None else []
+            rest = branch.orelse
+            branch = rest[0] if len(rest) == 1 and isinstance(rest[0], ast.If) else None
+        if len(calls) >= 2:
+            found.append((head, calls))
+    return found
+
+
+def _on_reply(test: ast.expr, reply: _Reply) -> bool:
+    """``x == "name"`` (or ``x == "a" or x == "b"``) with ``x`` written by the model, not a
+    type tag (``event.type``: the shape of a value, the protocol's, not a choice)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return all(_on_reply(v, reply) for v in test.values)
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and isinstance(test.comparators[0], ast.Constant)
+        and isinstance(test.comparators[0].value, str)
+        and reply.derived(test.left)
+        and not _type_tag(test.left, reply.tree)
+    )
+
+
+def _type_tag(expr: ast.expr, tree: Tree) -> bool:
+    """``x.type``, ``x["type"]``, ``getattr(x, "type")``, or a variable assigned one."""
+    if isinstance(expr, ast.Name):
+        scope = tree.function_of(expr)
+        return any(
+            _type_tag(a.value, tree)
+            for a in tree.nodes(ast.Assign)
+            if tree.function_of(a) is scope
+            and any(isinstance(t, ast.Name) and t.id == expr.id for t in a.targets)
+            and not isinstance(a.value, ast.Name)
+        )
+    if isinstance(expr, ast.Attribute):
+        return expr.attr in _TAGS
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
+        return expr.slice.value in _TAGS
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "getattr":
+        field = expr.args[1] if len(expr.args) > 1 else None
+        return isinstance(field, ast.Constant) and field.value in _TAGS
+    return False
+
+
+def _handed(
+    body: list[ast.stmt], reply: _Reply, ref_of: Callable[[ast.Call], str | None]
+) -> Iterator[ast.Call]:
+    """Calls in ``body`` of a project function or method given part of the reply."""
+    for call in (c for stmt in body for c in ast.walk(stmt) if isinstance(c, ast.Call)):
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        ref = ref_of(call)
+        acting = ref is not None and ref.rpartition(":")[2].partition(".")[0] not in _OBSERVING
+        if acting and any(reply.derived(a) for a in arguments):
+            yield call
