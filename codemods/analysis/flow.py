@@ -399,7 +399,8 @@ def _type_tag(expr: ast.expr, tree: Tree) -> bool:
 def _handed(
     body: list[ast.stmt], reply: _Reply, ref_of: Callable[[ast.Call], str | None]
 ) -> Iterator[ast.Call]:
-    """Calls in ``body`` of a project function or method given part of the reply."""
+    """Calls in ``body`` that act on part of the reply: of project code, or of a library that
+    does something with it (``pyautogui.write(text)``), not one that parses or logs it."""
     for call in (c for stmt in body for c in ast.walk(stmt) if isinstance(c, ast.Call)):
         arguments = [*call.args, *(k.value for k in call.keywords)]
         ref = ref_of(call)
