@@ -256,7 +256,12 @@ class Transaction(abc.ABC):
         if self.write:
             self._held = [*(self._held or ()), lock]
         try:
-            state = self._current(agent_id, store.states.get(agent_id), head)
+            state = store.states.get(agent_id)
+            if not self.write and head and state and head[0] < state.head_seq:
+                # read before a write of this process committed and let go of the lock: a
+                # statement of its own now sees that commit (a cut ledger still ends short)
+                head = self._head(agent_id)
+            state = self._current(agent_id, state, head)
             if not self.write:
                 state = state.copy()
         finally:
