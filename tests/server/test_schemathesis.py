@@ -82,9 +82,9 @@ def _swap(value: Any, slot: int, nasty: Any) -> tuple[Any, int]:
 
 @schema.hook("flatmap_body")
 def poison(ctx: Any, body: Any) -> Any:
-    if not isinstance(body, (dict, list)) or not body:
+    slots = _slots(body) if isinstance(body, (dict, list)) else 0
+    if slots == 0:  # a scalar, or only empty containers (``[{}]``): no leaf to swap
         return st.just(body)
-    slots = _slots(body)
     swapped = st.builds(
         lambda slot, nasty: _swap(body, slot, nasty)[0], st.integers(0, slots - 1), NASTY
     )
