@@ -238,6 +238,13 @@ class _Run:
         #: the index of the records as they are now (``None`` once a run changed them)
         self._index: ProjectIndex | None = None
 
+    def _by_module(self, paths: Iterable[str]) -> dict[str, str]:
+        """Module name -> the first of ``paths`` that has it."""
+        by_module: dict[str, str] = {}
+        for path in paths:
+            by_module.setdefault(self.names[path], path)
+        return by_module
+
     def _read(self, path: str) -> bytes:
         return self.sources[path] if path in self.sources else Path(path).read_bytes()
 
@@ -300,9 +307,7 @@ class _Run:
         """Analyse the modules the summaries point to (forward: tools, loop callees), then the
         modules of the same top-level package that import a module reaching a model
         (backward: loops that call into it), a few rounds each."""
-        by_module: dict[str, str] = {}
-        for path in files:
-            by_module.setdefault(self.names[path], path)
+        by_module = self._by_module(files)
         forced: set[str] = set()
         for _ in range(_ROUNDS):
             wanted = _modules_of(self._canonical(_demanded(self.records, forced)), by_module)
@@ -404,27 +409,19 @@ class _Run:
         folders = {
             os.path.dirname(by_module[m]) for m in targets if "." not in m and m in by_module
         }
-        for path in files:
-            name = self.names[path]
-            sibling = "." not in name and os.path.dirname(path) in folders
-            if not (sibling or name.partition(".")[0] in roots):
-                continue
-            if not self.records[path].result.skipped:
-                continue
-            try:
-                if pattern.search(self.sources.get(path) or Path(path).read_bytes()):
-                    found.append(path)
-            except OSError:
-                continue
-        return found
+        near = [
+            path
+            for path in files
+            if ("." not in self.names[path] and os.path.dirname(path) in folders)
+            or self.names[path].partition(".")[0] in roots
+        ]
+        return found + self._skipped_matching(near, pattern)
 
     def final_phase(self) -> ProjectIndex:
         """Re-analyse modules whose environment changed, until none does (a module analysed in
         its environment can tell the index more: the kinds of what it passes on)."""
         index = ProjectIndex([])
-        by_module: dict[str, str] = {}
-        for path in self.records:
-            by_module.setdefault(self.names[path], path)
+        by_module = self._by_module(self.records)
         for _ in range(_ROUNDS):
             index = self.index()
             redo: list[Task] = []

@@ -16,6 +16,7 @@ from .chosen import may_choose
 from .dispatch import find_dispatch
 from .flow import (
     MODEL_NAME,
+    Reply,
     follow_names,
     output_runs,
     reply_branches,
@@ -183,27 +184,41 @@ def _follow_chosen(
         summary["arguments"] = sorted(known | passed)
 
 
-def _runs_model_output(
-    tree: Tree, values: Values, guards: Guards, calls: CallIndex, helpers: list[ModelCall]
-) -> set[str]:
-    """``type:`` refs of project methods run, without a guard request, on what a model
-    returned (``env.execute(extract_action(reply))``): tools."""
+def _from_reply(
+    tree: Tree,
+    values: Values,
+    guards: Guards,
+    asked: tuple[CallIndex, list[ModelCall]],
+    known: set[int],
+) -> tuple[set[str], list[Dispatch]]:
+    """What the model returned, followed once (``asked``: the module's model calls and the
+    helper calls that reach one): the tools run on it and the dispatches it selects, with
+    what those run."""
+    calls, helpers = asked
     sources = [c.node for c in (*calls.model, *helpers) if isinstance(c.node, ast.Call)]
     if not sources:
-        return set()
-    found = output_runs(tree, values, sources, lambda c: call_ref(c, values))
+        return set(), []
+    reply = Reply(tree, sources)
+    picked = _reply_dispatches(reply, values, guards, helpers, known)
+    runs = _runs_model_output(reply, values, guards)
+    return runs | {r for d in picked if not d.guarded for r in d.runs}, picked
+
+
+def _runs_model_output(reply: Reply, values: Values, guards: Guards) -> set[str]:
+    """``type:`` refs of project methods run, without a guard request, on what a model
+    returned (``env.execute(extract_action(reply))``): tools."""
+    found = output_runs(reply, lambda c: call_ref(c, values))
     refs = {r for c in found if not guards.request_before(c) and (r := call_ref(c, values))}
     return {f"output:{r.partition(':')[2]}" for r in refs}
 
 
 def _reply_dispatches(
-    tree: Tree, guards: Guards, calls: CallIndex, helpers: list[ModelCall], known: set[int]
+    reply: Reply, values: Values, guards: Guards, helpers: list[ModelCall], known: set[int]
 ) -> list[Dispatch]:
-    """Calls of a table item the model's reply selected (``tools[int(reply) - 1](prompt)``)."""
-    sources = [c.node for c in (*calls.model, *helpers) if isinstance(c.node, ast.Call)]
-    if not sources:
-        return []
-    return [
+    """Calls of a table item the model's reply selected (``tools[int(reply) - 1](prompt)``),
+    and ``if``/``elif`` chains on what the model wrote whose branches run code handed parts of
+    it (``if op == "click": screen.click(op_x, op_y)``)."""
+    found = [
         Dispatch(
             node=call,
             symbol=ast.unparse(lookup),
@@ -211,27 +226,12 @@ def _reply_dispatches(
             fixable=False,
             runs=table_ref(lookup, guards),
         )
-        for call, lookup in reply_selected(tree, sources)
+        for call, lookup in reply_selected(reply)
         if id(call) not in known
     ]
-
-
-def _branch_dispatches(
-    tree: Tree,
-    values: Values,
-    guards: Guards,
-    calls: CallIndex,
-    helpers: list[ModelCall],
-    known: set[int],
-) -> list[Dispatch]:
-    """``if``/``elif`` chains on what the model wrote whose branches run project code handed
-    parts of it (``if op == "click": screen.click(op_x, op_y)``)."""
-    direct = [c.node for c in calls.model if isinstance(c.node, ast.Call)]
+    known = known | {id(d.node) for d in found}
     helped = [c.node for c in helpers if isinstance(c.node, ast.Call)]
-    if not (direct or helped):
-        return []
-    found: list[Dispatch] = []
-    for head, handed in reply_branches(tree, direct, helped, lambda c: call_ref(c, values)):
+    for head, handed in reply_branches(reply, helped, lambda c: call_ref(c, values)):
         if id(head) in known or any(id(c) in known for c in handed):
             continue
         refs = (call_ref(c, values) for c in handed)
@@ -297,13 +297,9 @@ def analyze(
     known = {id(d.node) for d in (*dispatches, *branched)} | {id(c) for c in raising}
     looked_up = list(dynamic_dispatch(guards, known))
     runs = {r for d in looked_up if not d.guarded for r in d.runs}
-    runs |= _runs_model_output(tree, values, guards, calls, helpers)
     known |= {id(d.node) for d in looked_up}
-    picked = _reply_dispatches(tree, guards, calls, helpers, known)
-    picked += _branch_dispatches(
-        tree, values, guards, calls, helpers, known | {id(d.node) for d in picked}
-    )
-    runs |= {r for d in picked if not d.guarded for r in d.runs}
+    output, picked = _from_reply(tree, values, guards, (calls, helpers), known)
+    runs |= output
     looked_up += picked
     # a lookup inside an MCP ``call_tool`` handler is reported as the handler
     more_dispatches += [d for d in looked_up if not _inside(tree, d.node, handler_defs)]

@@ -23,6 +23,7 @@ from .values import Values
 
 __all__ = [
     "MODEL_NAME",
+    "Reply",
     "follow_names",
     "output_runs",
     "reply_branches",
@@ -187,14 +188,18 @@ def seeds_from_env(
     return found
 
 
-class _Reply:
-    """What a model returned, followed through the functions that asked for it."""
+class Reply:
+    """What a model returned (``sources``: the calls that return it), followed through
+    assignments, ``for`` targets, parsers, containers and the parameters of the module's
+    functions; built once per module and read by every question below."""
 
     def __init__(self, tree: Tree, sources: list[ast.Call]) -> None:
         self.tree = tree
+        self.sources = sources
         self.ids = {id(c) for c in sources}
         self.scopes = {tree.function_of(c) for c in sources}
         self.held: set[Pair] = set()
+        self._run()
 
     def derived(self, expr: ast.expr) -> bool:
         while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Await, ast.UnaryOp)):
@@ -232,7 +237,7 @@ class _Reply:
         self.held.add(key)
         return True
 
-    def run(self) -> None:
+    def _run(self) -> None:
         tree = self.tree
         flows: list[tuple[Sequence[ast.expr | Pair], ast.expr]]
         flows = [(a.targets, a.value) for a in tree.nodes(ast.Assign)]
@@ -259,19 +264,16 @@ class _Reply:
                 break
 
 
-def output_runs(
-    tree: Tree, values: Values, sources: list[ast.Call], ref_of: Callable[[ast.Call], str | None]
-) -> set[ast.Call]:
+def output_runs(reply: Reply, ref_of: Callable[[ast.Call], str | None]) -> set[ast.Call]:
     """Calls of a project object's run method (``env.execute(action)``) handed what a model
-    returned, in the loop that asked the model: ``sources`` are the calls that return a model's
-    reply (model calls, helpers reaching one). The reply is followed through assignments,
+    returned, in the loop that asked the model (the reply's sources: model calls, helpers
+    reaching one). The reply is followed through assignments,
     ``for`` targets, fields and items, and plain functions given it (a parser:
     ``extract_action(text)``); only ``type:`` refs are kept (a method of a project class):
     that method runs what the model wrote, a tool. A call also given the name of the tool the
     model chose (``collection.run(name=block.name, ...)``) selects a tool, it is none."""
-    reply = _Reply(tree, sources)
-    reply.run()
-    turns = {id(ctx.loop) for c in sources for ctx in tree.loops_of(c)}
+    tree = reply.tree
+    turns = {id(ctx.loop) for c in reply.sources for ctx in tree.loops_of(c)}
     found: set[ast.Call] = set()
     for call in tree.nodes(ast.Call):
         func = call.func
@@ -291,12 +293,11 @@ def output_runs(
     return found
 
 
-def reply_selected(tree: Tree, sources: list[ast.Call]) -> list[tuple[ast.Call, ast.Subscript]]:
+def reply_selected(reply: Reply) -> list[tuple[ast.Call, ast.Subscript]]:
     """Calls of an item picked from a table by what a model returned (``tools[int(reply) -
     1](prompt)``, or ``chosen = tools[index]`` then ``chosen(prompt)``): the model selects the
     callee by position or key, a dispatch."""
-    reply = _Reply(tree, sources)
-    reply.run()
+    tree = reply.tree
     picked: dict[Pair, ast.Subscript] = {}
     for assign in tree.nodes(ast.Assign):
         value = assign.value
@@ -315,10 +316,7 @@ def reply_selected(tree: Tree, sources: list[ast.Call]) -> list[tuple[ast.Call, 
 
 
 def reply_branches(
-    tree: Tree,
-    direct: list[ast.Call],
-    helpers: list[ast.Call],
-    ref_of: Callable[[ast.Call], str | None],
+    reply: Reply, helpers: list[ast.Call], ref_of: Callable[[ast.Call], str | None]
 ) -> list[tuple[ast.If, list[ast.Call]]]:
     """``if``/``elif`` chains on a string the model wrote (``if op == "click": ... elif op ==
     "write": ...``) with, in two branches or more, a call of project code handed part of the
@@ -328,9 +326,9 @@ def reply_branches(
     ``block.type``, ``finish_reason``) is the API's. So the string compared must come out of a
     parse of the reply (``json.loads(message.content)``, ``parse_action(text)``) or from a
     project helper that asked the model (its return is the app's own value), not from fields
-    of the response a model call returned."""
-    reply = _Reply(tree, [*direct, *helpers])
-    reply.run()
+    of the response a model call returned (``helpers``: the reply's sources that are project
+    helpers)."""
+    tree = reply.tree
     parsers = [
         c
         for c in tree.nodes(ast.Call)
@@ -339,8 +337,7 @@ def reply_branches(
         and not isinstance(tree.parent(c), ast.Expr)  # ``seen.add(item)``: no value made
         and any(reply.derived(a) for a in c.args)
     ]
-    written = _Reply(tree, [*helpers, *parsers])
-    written.run()
+    written = Reply(tree, [*helpers, *parsers])
     inner = {id(n.orelse[0]) for n in tree.nodes(ast.If) if len(n.orelse) == 1}
     found: list[tuple[ast.If, list[ast.Call]]] = []
     for head in tree.nodes(ast.If):
@@ -359,7 +356,7 @@ def reply_branches(
     return found
 
 
-def _on_reply(test: ast.expr, reply: _Reply) -> bool:
+def _on_reply(test: ast.expr, reply: Reply) -> bool:
     """``x == "name"`` (or ``x == "a" or x == "b"``) with ``x`` written by the model, not a
     type tag (``event.type``: the shape of a value, the protocol's, not a choice)."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
@@ -397,7 +394,7 @@ def _type_tag(expr: ast.expr, tree: Tree) -> bool:
 
 
 def _handed(
-    body: list[ast.stmt], reply: _Reply, ref_of: Callable[[ast.Call], str | None]
+    body: list[ast.stmt], reply: Reply, ref_of: Callable[[ast.Call], str | None]
 ) -> Iterator[ast.Call]:
     """Calls in ``body`` that act on part of the reply: of project code, or of a library that
     does something with it (``pyautogui.write(text)``), not one that parses or logs it."""
