@@ -28,9 +28,11 @@ _HERE = Path(__file__).resolve().parent
 
 
 def _analyzer_version() -> str:
-    """A digest of the analysis sources: any change to the rules invalidates every cache."""
+    """A digest of the analysis sources: any change to the rules, or to which modules the runner
+    analyses, invalidates every cache."""
     sources = sorted([*_HERE.glob("analysis/*.py"), *_HERE.glob("rules/*.py")])
-    sources += [_HERE / n for n in ("scanner.py", "suppress.py", "findings.py", "modules.py")]
+    names = ("scanner.py", "runner.py", "suppress.py", "findings.py", "modules.py")
+    sources += [_HERE / n for n in names]
     return digest(b"".join(p.read_bytes() for p in sources))
 
 

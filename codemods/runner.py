@@ -38,6 +38,9 @@ __all__ = ["Record", "discover", "project_envs", "scan_paths"]
 _SKIP_DIRS = {"__pycache__", "node_modules"}
 _PARALLEL_MIN = 64
 _ROUNDS = 3
+#: rounds of re-analysis in context: each lets a fact travel one more module (a factory's
+#: return to a script, the script's argument to a class, the class's loop to the model)
+_FINAL_ROUNDS = 6
 #: allocations between young collections during a scan (CPython's default is 700)
 _GC_YOUNG = 100_000
 Progress = Callable[[int, int], None]
@@ -120,11 +123,13 @@ def _analyse(
         yield from pool.map(work, tasks, chunksize=chunk)
 
 
-def _demanded(records: dict[str, Record], forced: set[str]) -> set[str]:
+def _demanded(records: dict[str, Record], forced: set[str], index: ProjectIndex) -> set[str]:
     """Qualified names the summaries point to: tools handed to a model (and the collections
-    that list them), and functions of the same top-level package called in loops (where a
+    that list them), functions of the same top-level package called in loops (where a
     bound may be enforced), by tools (where a dispatch helper may run more tools) or with a
-    model-chosen tool name (where it may be dispatched)."""
+    model-chosen tool name (where it may be dispatched), and the project functions and classes
+    anywhere handed something that reaches a model (``ReActAgent(make_model(cfg))``: where
+    their loops call it)."""
     wanted: set[str] = set()
     for path, record in records.items():
         summary = record.summary
@@ -145,15 +150,26 @@ def _demanded(records: dict[str, Record], forced: set[str]) -> set[str]:
             name = ref.rpartition(":")[2]
             if name.partition(".")[0] == root:
                 wanted.add(name)
+        wanted.update(
+            ref.rpartition(":")[2]
+            for ref, _, kind in summary["arguments"]
+            if _is_client(kind) or (kind.startswith("class:") and index.relevant(kind))
+        )
         if path in forced:
             wanted.update(n for names in summary["collections"].values() for n in names)
     return {name.rpartition(":")[2] for name in wanted}
 
 
-def importing(words: list[str]) -> re.Pattern[bytes]:
-    """An ``import``/``from`` line that names one of ``words`` (module names)."""
+def importing(words: list[str], packages: Iterable[str] = ()) -> re.Pattern[bytes]:
+    """An ``import``/``from`` line that names one of ``words`` (module names); with
+    ``packages``, only an absolute import from one of them (``from agentx.model import ...``
+    in a script outside the package)."""
     names = b"|".join(re.escape(w.encode()) for w in words)
-    return re.compile(rb"(?m)^[ \t]*(?:from|import)[ \t][^\n]*\b(?:" + names + rb")\b")
+    head = rb"(?m)^[ \t]*(?:from|import)[ \t]"
+    roots = b"|".join(re.escape(p.encode()) for p in sorted(packages))
+    if roots:
+        head += rb"+(?:" + roots + rb")\b"
+    return re.compile(head + rb"[^\n]*\b(?:" + names + rb")\b")
 
 
 def _module_of(qualname: str, modules: set[str]) -> str:
@@ -185,13 +201,22 @@ def _reaching_names(index: ProjectIndex, summaries: list[Summary]) -> set[str]:
     for summary in summaries:
         bound = [t for t in summary["tools"] if t.startswith(("self:", "type:", "output:"))]
         names |= {f"{t.partition(':')[2].rpartition('.')[0]}.__class__" for t in bound}
-    # and module-level values other modules import: clients (``from .llm import client``)
-    # and instances of such classes (``planner = HostedProvider()`` in a config module)
+
+    def reaches(kind: str) -> bool:
+        cls = kind.partition(":")[2] if kind.startswith("class:") else ""
+        return _is_client(kind) or bool(cls and f"{index.canonical(cls)}.__class__" in names)
+
+    # module-level values other modules import: clients (``from .llm import client``) and
+    # instances of such classes (``planner = HostedProvider()`` in a config module), and the
+    # functions that return one (``get_provider(name)``, ``make_client()``)
     for summary in summaries:
-        for g, kind in summary["globals"].items():
-            cls = kind.partition(":")[2] if kind.startswith("class:") else ""
-            if _is_client(kind) or (cls and f"{index.canonical(cls)}.__class__" in names):
-                names.add(f"{summary['module']}.{g}")
+        module = summary["module"]
+        names |= {f"{module}.{g}" for g, kind in summary["globals"].items() if reaches(kind)}
+        names |= {
+            f
+            for f, facts in summary["functions"].items()
+            if facts["returns"] and reaches(facts["returns"])
+        }
     return names
 
 
@@ -310,7 +335,9 @@ class _Run:
         by_module = self._by_module(files)
         forced: set[str] = set()
         for _ in range(_ROUNDS):
-            wanted = _modules_of(self._canonical(_demanded(self.records, forced)), by_module)
+            wanted = _modules_of(
+                self._canonical(_demanded(self.records, forced, self.index())), by_module
+            )
             todo = [p for p in sorted(wanted) if self.records[p].result.skipped]
             todo += self._importers_of_model_modules(files, by_module)
             todo += self._users_of_registrars(files)
@@ -403,7 +430,7 @@ class _Run:
         words = {m.rpartition(".")[2] for m in targets}
         words |= {q.split(".")[-2] if q.endswith(".__class__") else "" for q in names}
         words |= {q.rpartition(".")[2] for q in names if q.rpartition(".")[0] in modules}
-        pattern = importing(sorted(w for w in words - {"", "__class__"} if w.isidentifier()))
+        listed = sorted(w for w in words - {"", "__class__"} if w.isidentifier())
         roots = {m.partition(".")[0] for m in targets}
         # a top-level script's importers are the scripts of its folder
         folders = {
@@ -415,14 +442,19 @@ class _Run:
             if ("." not in self.names[path] and os.path.dirname(path) in folders)
             or self.names[path].partition(".")[0] in roots
         ]
-        return found + self._skipped_matching(near, pattern)
+        # anywhere else in the project (``run.py`` beside the package, examples, apps): an
+        # absolute import from the package
+        packages = {m.partition(".")[0] for m in targets if "." in m}
+        far = [path for path in files if self.names[path].partition(".")[0] not in roots]
+        outside = self._skipped_matching(far, importing(listed, packages)) if packages else []
+        return found + self._skipped_matching(near, importing(listed)) + outside
 
     def final_phase(self) -> ProjectIndex:
         """Re-analyse modules whose environment changed, until none does (a module analysed in
         its environment can tell the index more: the kinds of what it passes on)."""
         index = ProjectIndex([])
         by_module = self._by_module(self.records)
-        for _ in range(_ROUNDS):
+        for _ in range(_FINAL_ROUNDS):
             index = self.index()
             redo: list[Task] = []
             for path, record in self.records.items():
@@ -433,7 +465,7 @@ class _Run:
                     redo.append((path, self.names[path], True, env))
             # modules that only a module analysed in its environment points to (the tools of a
             # dispatch whose model call sits in another module)
-            wanted = _modules_of(self._canonical(_demanded(self.records, set())), by_module)
+            wanted = _modules_of(self._canonical(_demanded(self.records, set(), index)), by_module)
             redo += [
                 (p, self.names[p], True, index.env(self.names[p]))
                 for p in sorted(wanted)

@@ -190,8 +190,8 @@ def seeds_from_env(
 
 class Reply:
     """What a model returned (``sources``: the calls that return it), followed through
-    assignments, ``for`` targets, parsers, containers and the parameters of the module's
-    functions; built once per module and read by every question below."""
+    assignments, ``for`` and ``with`` targets, parsers, containers and the parameters of the
+    module's functions; built once per module and read by every question below."""
 
     def __init__(self, tree: Tree, sources: list[ast.Call]) -> None:
         self.tree = tree
@@ -243,6 +243,10 @@ class Reply:
         flows = [(a.targets, a.value) for a in tree.nodes(ast.Assign)]
         fors: list[ast.For | ast.AsyncFor] = [*tree.nodes(ast.For), *tree.nodes(ast.AsyncFor)]
         flows += [([n.target], n.iter) for n in fors]
+        withs: list[ast.With | ast.AsyncWith] = [*tree.nodes(ast.With), *tree.nodes(ast.AsyncWith)]
+        flows += [
+            ([i.optional_vars], i.context_expr) for n in withs for i in n.items if i.optional_vars
+        ]
         # the parameters of the module's functions and methods the reply is passed to
         for call in tree.nodes(ast.Call):
             callee = local_function(call.func, tree, call)
@@ -293,22 +297,41 @@ def output_runs(reply: Reply, ref_of: Callable[[ast.Call], str | None]) -> set[a
     return found
 
 
-def reply_selected(reply: Reply) -> list[tuple[ast.Call, ast.Subscript]]:
+def _picked_by(expr: ast.expr, reply: Reply) -> bool:
+    """``table[key]``, ``table.get(key)`` or ``getattr(obj, key)`` with the key taken from
+    the reply (not its type tag) and the table not itself part of it (``action.get("args")``
+    reads the reply)."""
+    expr = expr.value if isinstance(expr, ast.Await) else expr
+    if isinstance(expr, ast.Subscript):
+        table, key = expr.value, expr.slice
+    elif not (isinstance(expr, ast.Call) and expr.args):
+        return False
+    elif isinstance(expr.func, ast.Attribute) and expr.func.attr == "get":
+        table, key = expr.func.value, expr.args[0]
+    elif isinstance(expr.func, ast.Name) and expr.func.id == "getattr" and len(expr.args) >= 2:
+        table, key = expr.args[0], expr.args[1]
+    else:
+        return False
+    # an event's or a block's type picks a handler by the protocol's shape, not a choice
+    return reply.derived(key) and not reply.derived(table) and not _type_tag(key, reply.tree)
+
+
+def reply_selected(reply: Reply) -> list[tuple[ast.Call, ast.expr]]:
     """Calls of an item picked from a table by what a model returned (``tools[int(reply) -
-    1](prompt)``, or ``chosen = tools[index]`` then ``chosen(prompt)``): the model selects the
-    callee by position or key, a dispatch."""
+    1](prompt)``, ``REGISTRY.get(action["action"])(arg)``, ``getattr(self, reply.command)()``,
+    or the pick assigned first: ``chosen = tools[index]`` then ``chosen(prompt)``): the model
+    selects the callee by position or key, a dispatch."""
     tree = reply.tree
-    picked: dict[Pair, ast.Subscript] = {}
+    picked: dict[Pair, ast.expr] = {}
     for assign in tree.nodes(ast.Assign):
-        value = assign.value
-        if isinstance(value, ast.Subscript) and reply.derived(value.slice):
+        if _picked_by(assign.value, reply):
             for target in assign.targets:
                 if isinstance(target, ast.Name):
-                    picked[(tree.function_of(assign), target.id)] = value
-    found: list[tuple[ast.Call, ast.Subscript]] = []
+                    picked[(tree.function_of(assign), target.id)] = assign.value
+    found: list[tuple[ast.Call, ast.expr]] = []
     for call in tree.nodes(ast.Call):
         func = call.func
-        if isinstance(func, ast.Subscript) and reply.derived(func.slice):
+        if _picked_by(func, reply):
             found.append((call, func))
         elif isinstance(func, ast.Name) and (tree.function_of(call), func.id) in picked:
             found.append((call, picked[(tree.function_of(call), func.id)]))

@@ -1,0 +1,7 @@
+from .claude import ClaudeProvider
+
+
+def get_provider(name, cfg):
+    if name == "claude":
+        return ClaudeProvider(cfg)
+    raise ValueError(name)
