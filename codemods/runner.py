@@ -123,13 +123,20 @@ def _analyse(
         yield from pool.map(work, tasks, chunksize=chunk)
 
 
+def _reaches_model(ref: str, index: ProjectIndex) -> bool:
+    target = index.canonical(ref)
+    if target in index.classes:
+        return index.relevant(f"class:{target}")
+    return not index.targets(ref).isdisjoint(index.model)
+
+
 def _demanded(records: dict[str, Record], forced: set[str], index: ProjectIndex) -> set[str]:
     """Qualified names the summaries point to: tools handed to a model (and the collections
     that list them), functions of the same top-level package called in loops (where a
     bound may be enforced), by tools (where a dispatch helper may run more tools) or with a
-    model-chosen tool name (where it may be dispatched), and the project functions and classes
+    model-chosen tool name (where it may be dispatched), the project functions and classes
     anywhere handed something that reaches a model (``ReActAgent(make_model(cfg))``: where
-    their loops call it)."""
+    their loops call it) and the classes of the instances handed to one that does."""
     wanted: set[str] = set()
     for path, record in records.items():
         summary = record.summary
@@ -154,6 +161,14 @@ def _demanded(records: dict[str, Record], forced: set[str], index: ProjectIndex)
             ref.rpartition(":")[2]
             for ref, _, kind in summary["arguments"]
             if _is_client(kind) or (kind.startswith("class:") and index.relevant(kind))
+        )
+        # and the instances built for a function or class that reaches a model
+        # (``converse(client, FileTools(root))``: what its loop may call tools on)
+        wanted.update(
+            name
+            for ref, _, names in summary["listed"]
+            if _reaches_model(ref, index)
+            for name in names
         )
         if path in forced:
             wanted.update(n for names in summary["collections"].values() for n in names)

@@ -18,6 +18,7 @@ from .tree import Tree, dotted
 
 __all__ = [
     "INPUT_FIELDS",
+    "affixes",
     "NAME_FIELDS",
     "local_function",
     "may_choose",
@@ -141,6 +142,9 @@ def model_chosen(expr: ast.expr, tree: Tree, chosen: Collection[tuple[ast.AST, s
     tool's own parameters)."""
     if reads_tool_name(expr):
         return True
+    affixed = affixes(expr)
+    if affixed is not None:  # ``f"tool_{name}"``, ``"do_" + name``: the choice, spelled in
+        return model_chosen(affixed[1], tree, chosen)
     if (  # ``name.lower()``: the same choice respelled
         isinstance(expr, ast.Call)
         and isinstance(expr.func, ast.Attribute)
@@ -157,6 +161,26 @@ def model_chosen(expr: ast.expr, tree: Tree, chosen: Collection[tuple[ast.AST, s
         if any(p.arg == expr.id for p in params):
             return True
     return (func, expr.id) in _assigned_names(tree)
+
+
+def affixes(expr: ast.expr) -> tuple[str, ast.expr, str] | None:
+    """``(prefix, name, suffix)`` for ``f"tool_{name}"``, ``"do_" + name`` or ``name + "_tool"``:
+    a name spelled into a longer one between constant strings."""
+    if isinstance(expr, ast.JoinedStr):
+        parts = expr.values
+        held = [p for p in parts if isinstance(p, ast.FormattedValue)]
+        if len(held) != 1 or held[0].format_spec is not None or held[0].conversion != -1:
+            return None
+        at = parts.index(held[0])
+        text = [str(p.value) if isinstance(p, ast.Constant) else "" for p in parts]
+        return "".join(text[:at]), held[0].value, "".join(text[at + 1 :])
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        left, right = expr.left, expr.right
+        if isinstance(left, ast.Constant) and isinstance(left.value, str):
+            return left.value, right, ""
+        if isinstance(right, ast.Constant) and isinstance(right.value, str):
+            return "", left, right.value
+    return None
 
 
 def takes_tool_input(

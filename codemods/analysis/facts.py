@@ -32,7 +32,7 @@ from .loops import infinite_names, is_bounded
 from .project import Env, ProjectIndex
 from .recursion import unbounded_recursions
 from .risks import denial_escapes, model_supplied_costs
-from .summary import Summary, call_ref, owner_of, qualified, summarize
+from .summary import Summary, call_ref, owner_of, param_ref, qualified, summarize
 from .tools import Dispatch, ToolSite, find_tools
 from .tree import FUNCTION_NODES, Tree, dotted
 from .values import Values
@@ -178,7 +178,9 @@ def _follow_chosen(
         seeds |= seeds_from_env(tree, kinds, {id(d): _qualified(tree, d, values) for d in defs})
     if not (seeds or (agentic and may_choose(tree))):
         return
-    guards.named, passed = follow_names(tree, values, seeds, lambda c: call_ref(c, values))
+    guards.named, passed = follow_names(
+        tree, values, seeds, lambda c: call_ref(c, values) or param_ref(c, values)
+    )
     if passed:
         known = {(ref, index, kind) for ref, index, kind in summary["arguments"]}
         summary["arguments"] = sorted(known | passed)

@@ -168,9 +168,10 @@ def follow_names(
         if not held or id(call) in flow.local:
             continue
         ref = ref_of(call)
-        # a function of another module, or a method of an instance of a project class
-        # (``manager.run_tool(use.name, ...)``); ``self`` calls stay in the module
-        if ref and (":" not in ref or ref.startswith("type:")):
+        # a function of another module, a method of an instance of a project class
+        # (``manager.run_tool(use.name, ...)``) or of a parameter (``tools.call(item.name,
+        # ...)``: resolved through what callers pass); ``self`` calls stay in the module
+        if ref and (":" not in ref or ref.startswith(("type:", "param:"))):
             passed |= {(ref, index, MODEL_NAME) for index in held}
     return {pair for pair, held in flow.held.items() if _WHOLE in held}, passed
 

@@ -18,7 +18,7 @@ import builtins
 from collections.abc import Collection, Iterator
 from functools import lru_cache
 
-from .chosen import may_choose, model_chosen, takes_tool_input
+from .chosen import affixes, may_choose, model_chosen, takes_tool_input
 from .fields import sources
 from .guards import Guards
 from .project import TOOL_METHODS
@@ -219,6 +219,32 @@ def checked_tables(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
     return tuple(found)
 
 
+def affixed_methods(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
+    """``getattr(self, f"tool_{name}")``: the methods of the class whose names the spelling
+    can make (``tool_list_dir``, ``tool_delete``), as ``self:`` refs (overrides included)."""
+    lookup = lookup.value if isinstance(lookup, ast.Await) else lookup
+    if not (isinstance(lookup, ast.Call) and dotted(lookup.func) == "getattr"):
+        return ()
+    owner, key = lookup.args[0], lookup.args[1]
+    spelled = affixes(key)
+    cls = guards.tree.class_of(lookup)
+    if spelled is None or cls is None or dotted(owner) not in {"self", "cls"}:
+        return ()
+    prefix, _, suffix = spelled
+    if not (prefix or suffix):
+        return ()
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+    names = [
+        d.name
+        for d in cls.body
+        if isinstance(d, defs)
+        and d.name.startswith(prefix)
+        and d.name.endswith(suffix)
+        and len(d.name) > len(prefix) + len(suffix)
+    ]
+    return tuple(f"self:{qualified(guards.values.module, cls.name)}.{n}" for n in names)
+
+
 @lru_cache(maxsize=1)
 def _module_names(tree: Tree) -> frozenset[str]:
     """Names assigned at module level."""
@@ -300,5 +326,6 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
             runs=runs
             + table_ref(lookup, guards)
             + checked_tables(lookup, guards)
-            + attribute_tables(lookup, guards),
+            + attribute_tables(lookup, guards)
+            + affixed_methods(lookup, guards),
         )

@@ -349,7 +349,26 @@ class ProjectIndex:
                         position = index
                     if position < len(params):
                         found[func].setdefault(params[position], kind)
+        self._through_parameters(found)
         return found
+
+    def _through_parameters(self, found: dict[str, dict[str, str]]) -> None:
+        """A model-chosen name passed to a method of a parameter (``tools.call(item.name,
+        ...)``, a ``param:`` ref) reaches that method of the class callers pass there."""
+        for summary in self.modules.values():
+            for ref, index, kind in summary["arguments"]:
+                if not ref.startswith("param:"):
+                    continue
+                _, func, held = ref.split(":", 2)
+                param, _, method = held.rpartition(".")
+                passed = found.get(func, {}).get(param, "")
+                if not passed.startswith("class:"):
+                    continue
+                for target in self.targets(f"type:{passed[len('class:') :]}.{method}"):
+                    params = self.functions[target]["params"]
+                    position = index + 1 if params[:1] == ["self"] else index
+                    if position < len(params):
+                        found[target].setdefault(params[position], kind)
 
     def relevant(self, kind: str, depth: int = 0) -> bool:
         """Whether knowing a value's kind can change a finding: a catalog kind (a model
@@ -386,8 +405,7 @@ class ProjectIndex:
             found |= {(func, n, k) for n, k in self.params[func].items() if self.relevant(k)}
         found |= self._imported_globals(module)
         found |= self._returns(refs)
-        if "." not in module:
-            found |= self._sibling_classes(module)
+        found |= self._sibling_classes(module)
         classes = {k[len("class:") :] for _, _, k in found if k.startswith("class:")}
         classes |= {r[len("type:") :].rpartition(".")[0] for r in refs if r.startswith("type:")}
         for cls in classes:
@@ -412,12 +430,15 @@ class ProjectIndex:
         return found
 
     def _sibling_classes(self, module: str) -> set[tuple[str, str, str]]:
-        """``(name, IS_CLASS, kind)``: the classes a top-level script imports from a sibling
-        (``from llm import Brain``), which ``Values`` cannot tell from a library's on its own."""
+        """``(name, IS_CLASS, kind)``: the classes a module imports from another top-level
+        package or script of the project (``from llm import Brain`` in a script,
+        ``from assistant.tools import FileTools`` in ``main.py``), which ``Values`` cannot tell
+        from a library's on its own (classes of its own package it can)."""
         found: set[tuple[str, str, str]] = set()
+        root = module.partition(".")[0]
         for target in self.modules[module]["imports"].values():
             cls = self.canonical(target)
-            if cls in self.classes and self.relevant(CLASS + cls):
+            if cls in self.classes and cls.partition(".")[0] != root:
                 found.add((target, IS_CLASS, CLASS + cls))
         return found
 

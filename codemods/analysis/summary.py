@@ -10,7 +10,9 @@ Calls are written as *refs* the project index resolves across files:
 * ``type:pkg.mod.Class.meth`` - a method called on an instance of a project class (annotated,
   or built by its constructor), resolved to the class, its bases and its implementations;
 * ``output:pkg.mod.Class.meth`` - the same, called on what a model returned (in ``tools``: a
-  tool unless that method dispatches what it is given).
+  tool unless that method dispatches what it is given);
+* ``param:pkg.mod.func:tools.call`` - a method called on a parameter (in ``arguments``, with a
+  model-chosen name: the index resolves it through the kinds callers pass there).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ __all__ = [
     "Summary",
     "call_ref",
     "owner_of",
+    "param_ref",
     "qualified",
     "summarize",
     "tool_arguments",
@@ -98,7 +101,8 @@ class Summary(TypedDict):
     registrars: dict[str, list[str]]
     #: decorators the module's functions use -> the functions (members of what they fill)
     registered: dict[str, list[str]]
-    #: ``[ref, parameter, names]``: lists of project names passed to project functions and
+    #: ``[ref, parameter, names]``: lists of project names (or an instance built in the call)
+    #: passed to project functions and
     #: classes, by keyword or position (``Agent("ops", helpers=[read_logs])``)
     listed: list[tuple[str, str, list[str]]]
 
@@ -154,6 +158,23 @@ def call_ref(call: ast.Call, values: Values) -> str | None:
     return values.qualify(dotted(func))
 
 
+def param_ref(call: ast.Call, values: Values) -> str | None:
+    """``param:<function>:<parameter>.<method>`` for ``tools.call(...)`` with ``tools`` a
+    parameter of the module- or class-level function the call is in: the project index
+    resolves it through what callers pass there (``converse(client, FileTools(root))``)."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+        return None
+    owner = values.tree.function_of(call)
+    if not isinstance(owner, _DEFS) or owner_of(values.tree, call) is not owner:
+        return None
+    params = [a.arg for a in (*owner.args.posonlyargs, *owner.args.args, *owner.args.kwonlyargs)]
+    name = func.value.id
+    if name not in params or name in {"self", "cls"}:
+        return None
+    return f"param:{_qualname(values.tree, owner, values.module)}:{name}.{func.attr}"
+
+
 def _elements(expr: ast.expr, values: Values) -> list[str]:
     """Qualified names of the functions, classes or collections an expression lists."""
     if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
@@ -184,12 +205,12 @@ def _elements(expr: ast.expr, values: Values) -> list[str]:
 
 def _listed(call: ast.Call, ref: str, values: Values) -> list[tuple[str, str, list[str]]]:
     """The list, tuple and set literals of project names ``call`` passes, by position or
-    keyword."""
+    keyword, and the instances it passes built there (``converse(client, FileTools(root))``)."""
     given = [(str(i), a) for i, a in enumerate(call.args)]
     given += [(k.arg, k.value) for k in call.keywords if k.arg]
     found: list[tuple[str, str, list[str]]] = []
     for key, value in given:
-        if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        if isinstance(value, (ast.List, ast.Tuple, ast.Set, ast.Call)):
             names = _elements(value, values)
             if names:
                 found.append((ref, key, names))

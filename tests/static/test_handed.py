@@ -2,8 +2,10 @@
 returns a provider object (``make_model(cfg)``, ``get_provider(name, cfg)`` in a package's
 ``__init__``), a script beside the package hands it to an agent class, whose loop calls its
 method; the model's text, parsed by a method of the agent, picks the action a registry runs
-(``REGISTRY.get(decision["action"])``). None of these modules imports a model client, so each
-is found only by following the value from the one that does."""
+(``REGISTRY.get(decision["action"])``); a tool object a script hands to the loop function
+(``converse(OpenAI(), FileTools(root))``) receives the tool name the model chose through that
+parameter (``tools.call(item.name, ...)``). None of these modules imports a model client, so
+each is found only by following the value from the one that does."""
 
 from __future__ import annotations
 
@@ -94,3 +96,39 @@ def test_a_factory_that_returns_no_model_object_is_not_followed(
     init = factories / "bot" / "providers" / "__init__.py"
     init.write_text(init.read_text().replace("return ClaudeProvider(cfg)", "return cfg"))
     assert {f[2] for f in found()} == {"GK102"}
+
+
+@pytest.fixture
+def parameters(data_project: Callable[[str], Path]) -> Path:
+    return data_project("parameters")
+
+
+def test_a_tool_object_handed_to_the_loop_by_a_script_is_reached_through_the_parameter(
+    parameters: Path, found: Found
+) -> None:
+    # ``converse(OpenAI(), FileTools("/srv"), ...)`` in main.py; ``tools.call(item.name, ...)``
+    # in the loop: the name reaches ``FileTools.call``, whose ``getattr(self, f"tool_{name}")``
+    # runs the methods that spelling can make
+    assert _rules(found, "GK201", "GK202") == {
+        ("assistant/tools.py", 11, "GK201", "FileTools.tool_list_dir"),
+        ("assistant/tools.py", 14, "GK201", "FileTools.tool_delete"),
+        ("assistant/tools.py", 29, "GK202", "getattr(self, f'tool_{name}', None)"),
+    }
+
+
+def test_a_tool_object_the_loop_is_not_handed_is_not_reached(
+    parameters: Path, found: Found
+) -> None:
+    main = parameters / "main.py"
+    main.write_text(main.read_text().replace('FileTools("/srv"), "tidy up"', 'None, "tidy up"'))
+    assert _rules(found, "GK201", "GK202") == set()
+
+
+def test_an_unaffixed_getattr_is_a_dispatch_without_naming_every_method(
+    parameters: Path, found: Found
+) -> None:
+    tools = parameters / "assistant" / "tools.py"
+    tools.write_text(tools.read_text().replace('f"tool_{name}"', "name"))
+    assert _rules(found, "GK201", "GK202") == {
+        ("assistant/tools.py", 29, "GK202", "getattr(self, name, None)"),
+    }
