@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 
@@ -102,6 +103,49 @@ def namespace_names(names: Mapping[str, str], read: Callable[[str], bytes]) -> d
         for path in folders[package]:
             renamed[path] = f"{package.decode()}.{names[path]}"
     return renamed
+
+
+def source_roots(names: Mapping[str, str], read: Callable[[str], bytes]) -> dict[str, str]:
+    """``names`` (path -> module name) with the modules of a top-level package renamed from
+    inside it when its own files import them so (``from utils.llm_connection import ...`` in
+    ``pilot/helpers/convo.py``, beside ``pilot/utils/llm_connection.py`` and with no top-level
+    ``utils``): the app runs from that folder (its ``sys.path[0]``), whatever ``__init__.py``
+    it holds for its tests. Only a dotted import of one of the package's own modules counts
+    (``import json`` never re-roots a package that has a ``json.py``)."""
+    modules = set(names.values())
+    tops = {n.partition(".")[0] for n in modules}
+    inner: dict[str, set[str]] = {}
+    for name in modules:
+        head, _, rest = name.partition(".")
+        if "." in rest and rest.partition(".")[0] not in tops | _STDLIB:
+            inner.setdefault(head, set()).add(rest)
+    rooted: set[str] = set()
+    for path, name in names.items():
+        package = name.partition(".")[0]
+        if package not in inner or package in rooted:
+            continue
+        try:
+            source = read(path)
+        except OSError:
+            continue
+        found = _DOTTED_IMPORT.findall(source)
+        if any(m.decode() in inner[package] for pair in found for m in pair if m):
+            rooted.add(package)
+    renamed = dict(names)
+    taken = set(modules)
+    for path, name in names.items():
+        head, _, rest = name.partition(".")
+        if head in rooted and rest and rest not in taken:
+            renamed[path] = rest
+    return renamed
+
+
+#: ``from a.b import`` / ``import a.b``: the dotted module an absolute import names
+_DOTTED_IMPORT = re.compile(
+    rb"(?m)^[ \t]*(?:from[ \t]+([A-Za-z_]\w*(?:\.\w+)+)[ \t]+import\b"
+    rb"|import[ \t]+([A-Za-z_]\w*(?:\.\w+)+))"
+)
+_STDLIB = frozenset(sys.stdlib_module_names)
 
 
 def unique_names(names: Mapping[str, str], read: Callable[[str], bytes]) -> dict[str, str]:

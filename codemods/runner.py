@@ -30,7 +30,14 @@ from .analysis.summary import Summary
 from .cache import Record, ScanCache, digest
 from .config import Config
 from .findings import FileResult
-from .modules import TEST_DIRS, is_test_path, module_name, namespace_names, unique_names
+from .modules import (
+    TEST_DIRS,
+    is_test_path,
+    module_name,
+    namespace_names,
+    source_roots,
+    unique_names,
+)
 from .scanner import analyse_source
 
 __all__ = ["Record", "discover", "project_envs", "scan_paths"]
@@ -270,7 +277,7 @@ class _Run:
         self.jobs = jobs
         self.cache = cache
         names = namespace_names({path: module_name(path) for path in files}, self._read)
-        self.names = unique_names(names, self._read)
+        self.names = unique_names(source_roots(names, self._read), self._read)
         self.records: dict[str, Record] = {}
         self._backward_done: set[str] = set()
         self._registrars_done: set[str] = set()

@@ -84,6 +84,47 @@ def _helper(tree: Tree, call: ast.Call) -> ModelCall:
     )
 
 
+def _nested_helpers(tree: Tree, reaching: list[ModelCall]) -> list[ModelCall]:
+    """Calls of functions defined inside a function (``def process_step(): agent.step()`` in
+    the body of a loop, then ``process_step()``) whose body reaches a model: the project index
+    sees only module- and class-level functions, so these are followed here."""
+    defs: dict[tuple[ast.AST, str], Def] = {}
+    for node in tree.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+        scope = tree.function_of(node)
+        if scope is not tree.module and not isinstance(tree.parent(node), ast.ClassDef):
+            defs[(scope, node.name)] = node
+    if not defs:
+        return []
+    inner = {id(d) for d in defs.values()}
+    reached = {id(c.function) for c in reaching} & inner
+    known = {id(c.node) for c in reaching}
+    calls = [c for c in tree.nodes(ast.Call) if isinstance(c.func, ast.Name)]
+    found: list[ModelCall] = []
+    for _ in range(4):
+        size = len(found)
+        for call in calls:
+            target = _nested_def(tree, call, defs)
+            if target is not None and id(target) in reached and id(call) not in known:
+                known.add(id(call))
+                found.append(_helper(tree, call))
+                if id(tree.function_of(call)) in inner:
+                    reached.add(id(tree.function_of(call)))
+        if len(found) == size:
+            break
+    return found
+
+
+def _nested_def(tree: Tree, call: ast.Call, defs: dict[tuple[ast.AST, str], Def]) -> Def | None:
+    """The nested function a plain-name call runs: defined in its scope or an enclosing one."""
+    name = call.func.id if isinstance(call.func, ast.Name) else ""
+    scope = tree.function_of(call)
+    while scope is not tree.module:
+        if (scope, name) in defs:
+            return defs[(scope, name)]
+        scope = tree.function_of(scope)
+    return None
+
+
 def _unbounded(
     tree: Tree,
     imports: ImportMap,
@@ -285,6 +326,7 @@ def analyze(
             helpers.append(_helper(tree, node))
         if ref in env.limit:
             stoppers.append(node)
+    helpers += _nested_helpers(tree, [*calls.model, *helpers])
     guards = Guards(tree, values, imports, calls, env.gated)
     tools, dispatches = find_tools(guards, env.tools, handed.local)
     handler_defs = [d.node for d in dispatches if isinstance(d.node, Def)]

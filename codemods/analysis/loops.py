@@ -157,7 +157,10 @@ def _exits_on_counter(
     for node in _walk_same_scope(body):
         if not (isinstance(node, ast.If) and compares_counter(node.test, counters, infinite)):
             continue
-        if any(isinstance(n, exits) for n in _walk_same_scope(node.body)):
+        # the test itself decides the exit: ``if turns >= limit: ...; break``, not an exit
+        # further down under tests of their own (``if counter > 0: ... if cmd == "/exit":
+        # break``: the person's command ends that loop, not the count)
+        if any(isinstance(n, exits) for n in node.body):
             return True
     return False
 
@@ -188,12 +191,17 @@ def raise_tests(node: ast.If) -> list[str]:
 
 def counters(tree: Tree) -> set[str]:
     """Last components of the attributes the module steps (``self.n += 1``, ``self.cost =
-    self.cost + c``)."""
-    found: set[str] = set()
+    self.cost + c``) one way: an attribute stepped up on entry and down on return
+    (``self.depth += 1`` ... ``self.depth -= 1``) gauges a recursion's depth, it counts no
+    turns (a loop that calls the function again and again never reaches its limit)."""
+    up: set[str] = set()
+    down: set[str] = set()
     for step in tree.nodes(ast.AugAssign):
         name = dotted(step.target) if isinstance(step.op, (ast.Add, ast.Sub)) else None
         if name and "." in name:
-            found.add(name.rpartition(".")[2])
+            steps = down if isinstance(step.op, ast.Sub) else up
+            steps.add(name.rpartition(".")[2])
+    found = (up | down) - (up & down)
     for assign in tree.nodes(ast.Assign):
         name = dotted(assign.targets[0]) if len(assign.targets) == 1 else None
         value = assign.value

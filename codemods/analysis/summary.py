@@ -297,14 +297,18 @@ def _iterations(tree: Tree, values: Values) -> list[tuple[ast.AST, str]]:
 
 
 def _raising_ifs(tree: Tree) -> set[ast.If]:
-    """``if`` statements whose body raises (found from the raises up, not the ifs down)."""
+    """The ``if`` statement whose test decides a raise: the nearest one whose body holds it
+    (found from the raises up, not the ifs down). An ``if`` further out only leads there (``if
+    first_message: while True: ... if counter > limit: raise``: the limit is the inner test's),
+    and a loop between the two is a retry of its own."""
     found: set[ast.If] = set()
     for node in tree.nodes(ast.Raise):
         for parent, child in tree.ancestors(node):
-            if isinstance(parent, (*_DEFS, ast.Lambda, ast.ClassDef)):
+            if isinstance(parent, (*_DEFS, ast.Lambda, ast.ClassDef, ast.For, ast.While)):
                 break
             if isinstance(parent, ast.If) and any(child is s for s in parent.body):
                 found.add(parent)
+                break
     return found
 
 
