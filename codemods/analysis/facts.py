@@ -89,7 +89,8 @@ def _nested_helpers(tree: Tree, reaching: list[ModelCall]) -> list[ModelCall]:
     the body of a loop, then ``process_step()``) whose body reaches a model: the project index
     sees only module- and class-level functions, so these are followed here."""
     defs: dict[tuple[ast.AST, str], Def] = {}
-    for node in tree.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+    nested: list[Def] = [*tree.nodes(ast.FunctionDef), *tree.nodes(ast.AsyncFunctionDef)]
+    for node in nested:
         scope = tree.function_of(node)
         if scope is not tree.module and not isinstance(tree.parent(node), ast.ClassDef):
             defs[(scope, node.name)] = node
