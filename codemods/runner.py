@@ -229,17 +229,24 @@ def _reaching_names(index: ProjectIndex, summaries: list[Summary]) -> set[str]:
         return _is_client(kind) or bool(cls and f"{index.canonical(cls)}.__class__" in names)
 
     # module-level values other modules import: clients (``from .llm import client``) and
-    # instances of such classes (``planner = HostedProvider()`` in a config module), and the
-    # functions that return one (``get_provider(name)``, ``make_client()``)
+    # instances of such classes (``planner = HostedProvider()`` in a config module)
     for summary in summaries:
         module = summary["module"]
         names |= {f"{module}.{g}" for g, kind in summary["globals"].items() if reaches(kind)}
-        names |= {
-            f
-            for f, facts in summary["functions"].items()
-            if facts["returns"] and reaches(facts["returns"])
-        }
     return names
+
+
+def _factories(index: ProjectIndex, summaries: list[Summary], names: set[str]) -> set[str]:
+    """The functions that return a client or an instance of a class that reaches a model
+    (``get_provider(name)``, ``make_client()``): their importers hold what reaches a model."""
+    found: set[str] = set()
+    for summary in summaries:
+        for func, facts in summary["functions"].items():
+            kind = facts["returns"]
+            cls = kind.partition(":")[2] if kind.startswith("class:") else ""
+            if kind and (_is_client(kind) or f"{index.canonical(cls)}.__class__" in names):
+                found.add(func)
+    return found
 
 
 def _parents(module: str) -> list[str]:
@@ -440,8 +447,11 @@ class _Run:
         known = {r.summary["module"] for r in self.records.values() if r.summary is not None}
         modules = {_module_of(q, known) for q in names} - {""}
         targets = modules - self._backward_done
-        self._backward_done.update(targets)
-        if not targets:
+        # a factory's importers are found by the factory's name alone (its module may be a
+        # package's shared ``utils``, imported everywhere for other things)
+        factories = _factories(index, summaries, names) - self._backward_done
+        self._backward_done.update(targets | factories)
+        if not (targets or factories):
             return []
         found = [
             by_module[parent]
@@ -452,8 +462,9 @@ class _Run:
         words = {m.rpartition(".")[2] for m in targets}
         words |= {q.split(".")[-2] if q.endswith(".__class__") else "" for q in names}
         words |= {q.rpartition(".")[2] for q in names if q.rpartition(".")[0] in modules}
+        words |= {f.rpartition(".")[2] for f in factories}
         listed = sorted(w for w in words - {"", "__class__"} if w.isidentifier())
-        roots = {m.partition(".")[0] for m in targets}
+        roots = {m.partition(".")[0] for m in (*targets, *factories)}
         # a top-level script's importers are the scripts of its folder
         folders = {
             os.path.dirname(by_module[m]) for m in targets if "." not in m and m in by_module
@@ -466,7 +477,7 @@ class _Run:
         ]
         # anywhere else in the project (``run.py`` beside the package, examples, apps): an
         # absolute import from the package
-        packages = {m.partition(".")[0] for m in targets if "." in m}
+        packages = {m.partition(".")[0] for m in (*targets, *factories) if "." in m}
         far = [path for path in files if self.names[path].partition(".")[0] not in roots]
         outside = self._skipped_matching(far, importing(listed, packages)) if packages else []
         return found + self._skipped_matching(near, importing(listed)) + outside

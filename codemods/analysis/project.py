@@ -436,9 +436,15 @@ class ProjectIndex:
         from a library's on its own (classes of its own package it can)."""
         found: set[tuple[str, str, str]] = set()
         root = module.partition(".")[0]
+        script = "." not in module
         for target in self.modules[module]["imports"].values():
             cls = self.canonical(target)
-            if cls in self.classes and cls.partition(".")[0] != root:
+            if cls not in self.classes or cls.partition(".")[0] == root:
+                continue
+            # a script's every class (what it builds and hands on is the app's wiring); a
+            # package's only those that reach a model (a big tree imports classes across its
+            # packages everywhere: ``BaseModel``)
+            if script or self.relevant(CLASS + cls):
                 found.add((target, IS_CLASS, CLASS + cls))
         return found
 
