@@ -224,29 +224,30 @@ def _reaching_names(index: ProjectIndex, summaries: list[Summary]) -> set[str]:
         bound = [t for t in summary["tools"] if t.startswith(("self:", "type:", "output:"))]
         names |= {f"{t.partition(':')[2].rpartition('.')[0]}.__class__" for t in bound}
 
-    def reaches(kind: str) -> bool:
-        cls = kind.partition(":")[2] if kind.startswith("class:") else ""
-        return _is_client(kind) or bool(cls and f"{index.canonical(cls)}.__class__" in names)
-
     # module-level values other modules import: clients (``from .llm import client``) and
     # instances of such classes (``planner = HostedProvider()`` in a config module)
     for summary in summaries:
         module = summary["module"]
-        names |= {f"{module}.{g}" for g, kind in summary["globals"].items() if reaches(kind)}
+        held = summary["globals"].items()
+        names |= {f"{module}.{g}" for g, kind in held if _holds_reach(kind, index, names)}
     return names
+
+
+def _holds_reach(kind: str, index: ProjectIndex, names: set[str]) -> bool:
+    """A client, or an instance of a class among ``names`` (``C.__class__``)."""
+    cls = kind.partition(":")[2] if kind.startswith("class:") else ""
+    return _is_client(kind) or bool(cls and f"{index.canonical(cls)}.__class__" in names)
 
 
 def _factories(index: ProjectIndex, summaries: list[Summary], names: set[str]) -> set[str]:
     """The functions that return a client or an instance of a class that reaches a model
     (``get_provider(name)``, ``make_client()``): their importers hold what reaches a model."""
-    found: set[str] = set()
-    for summary in summaries:
-        for func, facts in summary["functions"].items():
-            kind = facts["returns"]
-            cls = kind.partition(":")[2] if kind.startswith("class:") else ""
-            if kind and (_is_client(kind) or f"{index.canonical(cls)}.__class__" in names):
-                found.add(func)
-    return found
+    return {
+        func
+        for summary in summaries
+        for func, facts in summary["functions"].items()
+        if facts["returns"] and _holds_reach(facts["returns"], index, names)
+    }
 
 
 def _parents(module: str) -> list[str]:
