@@ -290,6 +290,7 @@ class _Run:
         self._backward_done: set[str] = set()
         self._registrars_done: set[str] = set()
         self._builders_done: set[str] = set()
+        self._methods_done: set[str] = set()
         #: the index of the records as they are now (``None`` once a run changed them)
         self._index: ProjectIndex | None = None
 
@@ -372,6 +373,7 @@ class _Run:
             todo += self._importers_of_model_modules(files, by_module)
             todo += self._users_of_registrars(files)
             todo += self._builders_of_tool_classes(files)
+            todo += self._callers_of_model_methods(files)
             if not todo:
                 return
             forced.update(todo)
@@ -423,6 +425,40 @@ class _Run:
         if not new:
             return []
         return self._skipped_matching(files, importing(sorted({c.rpartition(".")[2] for c in new})))
+
+    def _callers_of_model_methods(self, files: list[str]) -> list[str]:
+        """Files of the same top-level package (for a top-level script: the scripts of its
+        folder) that call, on any value, or define a method that reaches a model and that its
+        name alone resolves (``convo.send_plan(task)`` on a parameter typed ``Any``: see
+        ``ProjectIndex.by_name``)."""
+        index = self.index()
+        methods: dict[str, str] = {}
+        for name in index.model:
+            owner, _, method = name.rpartition(".")
+            fresh = owner in index.classes and method not in self._methods_done
+            if fresh and index.reaches(f"name:{method}", index.model):
+                methods[method] = index.module_of(name)
+        self._methods_done.update(methods)
+        if not methods:
+            return []
+        roots = {m.partition(".")[0] for m in methods.values() if "." in m}
+        folders = {
+            os.path.dirname(path)
+            for path, record in self.records.items()
+            if record.summary is not None
+            and "." not in record.summary["module"]
+            and record.summary["module"] in methods.values()
+        }
+        near = [
+            path
+            for path in files
+            if self.names[path].partition(".")[0] in roots
+            or ("." not in self.names[path] and os.path.dirname(path) in folders)
+        ]
+        # and the files that define a method of that name too: a name other classes share
+        # resolves to none of them (``by_name``), so they must be in the index
+        names = rb"(?:" + b"|".join(re.escape(m.encode()) for m in sorted(methods)) + rb")"
+        return self._skipped_matching(near, re.compile(rb"(?:\.|\bdef\s+)" + names + rb"\s*\("))
 
     def _skipped_matching(self, files: list[str], pattern: re.Pattern[bytes]) -> list[str]:
         """The files of ``files`` not analysed yet whose text ``pattern`` matches."""

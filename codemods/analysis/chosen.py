@@ -14,7 +14,7 @@ import ast
 from collections.abc import Collection
 from functools import lru_cache
 
-from .tree import Tree, dotted
+from .tree import Tree, dotted, scope_statements
 
 __all__ = [
     "INPUT_FIELDS",
@@ -26,6 +26,8 @@ __all__ = [
     "reads_tool_name",
     "takes_tool_input",
 ]
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 #: fields and parameters that hold the name of the tool the model picked
 NAME_FIELDS = frozenset({"name", "tool_name", "function_name", "fn_name", "tool"})
@@ -94,21 +96,35 @@ def _spelled(expr: ast.expr, tree: Tree, params: frozenset[str] = frozenset()) -
 
 
 def local_function(func: ast.expr, tree: Tree, at: ast.AST) -> ast.AST | None:
-    """The module-level function ``f`` or the method ``self.f`` of the enclosing class."""
-    body: list[ast.stmt] = []
+    """The function ``f`` defined in an enclosing function or at module level (the nearest,
+    as Python resolves the name; under an ``if __name__ == "__main__":`` too), or the method
+    ``self.f`` of the enclosing class."""
     if isinstance(func, ast.Name):
-        body, name = tree.module.body, func.id
-    elif (
+        scope = tree.function_of(at)
+        while isinstance(scope, _DEFS):
+            nested = _defined_in(scope.body, func.id)
+            if nested is not None:
+                return nested
+            scope = tree.function_of(scope)
+        return _defined_in(tree.top_level, func.id)
+    if (
         isinstance(func, ast.Attribute)
         and isinstance(func.value, ast.Name)
         and func.value.id == "self"
         and (cls := tree.class_of(at)) is not None
     ):
-        body, name = cls.body, func.attr
-    else:
-        return None
-    defs = (ast.FunctionDef, ast.AsyncFunctionDef)
-    return next((d for d in body if isinstance(d, defs) and d.name == name), None)
+        return next((d for d in cls.body if isinstance(d, _DEFS) and d.name == func.attr), None)
+    return None
+
+
+def _defined_in(body: list[ast.stmt], name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The function ``name`` a block defines in its own scope (through ``if``, ``try`` and
+    ``with``, not inside nested functions or classes); the last one wins."""
+    found = None
+    for stmt in scope_statements(body):
+        if isinstance(stmt, _DEFS) and stmt.name == name:
+            found = stmt
+    return found
 
 
 def _respells(func: ast.AST, tree: Tree) -> bool:

@@ -32,7 +32,7 @@ from .loops import infinite_names, is_bounded
 from .project import Env, ProjectIndex
 from .recursion import unbounded_recursions
 from .risks import denial_escapes, model_supplied_costs
-from .summary import Summary, call_ref, owner_of, param_ref, qualified, summarize
+from .summary import Summary, call_ref, name_ref, owner_of, param_ref, qualified, summarize
 from .tools import Dispatch, ToolSite, find_tools
 from .tree import FUNCTION_NODES, Tree, dotted
 from .values import Values
@@ -282,7 +282,7 @@ def _reply_dispatches(
         found.append(
             Dispatch(
                 node=head,
-                symbol=f"if {ast.unparse(_subject(head.test))} == ...",
+                symbol=_chain_symbol(head.test),
                 guarded=all(guards.request_before(c) for c in handed),
                 fixable=False,
                 runs=tuple(sorted({r for r in refs if r})),
@@ -291,11 +291,14 @@ def _reply_dispatches(
     return found
 
 
-def _subject(test: ast.expr) -> ast.expr:
-    """What an ``if x == "a"`` (or ``x == "a" or ...``) compares."""
+def _chain_symbol(test: ast.expr) -> str:
+    """``if x == ...`` for a chain of ``x == "a"`` tests (or ``x == "a" or ...``), else the
+    first test itself (``if x.startswith('CLICK') ...``)."""
     while isinstance(test, ast.BoolOp):
         test = test.values[0]
-    return test.left if isinstance(test, ast.Compare) else test
+    if isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.Eq):
+        return f"if {ast.unparse(test.left)} == ..."
+    return f"if {ast.unparse(test)} ..."
 
 
 def analyze(
@@ -322,7 +325,7 @@ def analyze(
     helpers: list[ModelCall] = []
     stoppers: list[ast.Call] = []
     for node in tree.nodes(ast.Call):
-        ref = call_ref(node, values) if env.model or env.limit else None
+        ref = (call_ref(node, values) or name_ref(node, values)) if env.model or env.limit else None
         if ref in env.model and id(node) not in direct:
             helpers.append(_helper(tree, node))
         if ref in env.limit:

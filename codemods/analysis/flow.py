@@ -365,43 +365,82 @@ def reply_branches(
     inner = {id(n.orelse[0]) for n in tree.nodes(ast.If) if len(n.orelse) == 1}
     found: list[tuple[ast.If, list[ast.Call]]] = []
     for head in tree.nodes(ast.If):
-        if id(head) in inner:
+        if id(head) in inner or tree.unreachable(head):
             continue
         calls: list[ast.Call] = []
         branch: ast.If | None = head
+        chosen: list[ast.Call] = []  # project code a branch runs with no part of the reply
         while branch is not None:
             if _on_reply(branch.test, written):
                 call = next(_handed(branch.body, reply, ref_of), None)
-                calls += [call] if call is not None else []
+                if call is not None:
+                    calls.append(call)
+                elif (call := _project_call(branch.body, tree, ref_of)) is not None:
+                    chosen.append(call)
             rest = branch.orelse
             branch = rest[0] if len(rest) == 1 and isinstance(rest[0], ast.If) else None
         if len(calls) >= 2:
-            found.append((head, calls))
+            found.append((head, calls + chosen))
     return found
 
 
+def _project_call(
+    body: list[ast.stmt], tree: Tree, ref_of: Callable[[ast.Call], str | None]
+) -> ast.Call | None:
+    """The first call in ``body`` of a method of a project object or of a function of the
+    module (``page.scroll("up")`` in a branch the model's ``SCROLL UP`` picked)."""
+    for call in (c for stmt in body for c in ast.walk(stmt) if isinstance(c, ast.Call)):
+        ref = ref_of(call)
+        if (ref and ref.startswith(("type:", "self:"))) or local_function(call.func, tree, call):
+            return call
+    return None
+
+
 def _on_reply(test: ast.expr, reply: Reply) -> bool:
-    """``x == "name"`` (or ``x == "a" or x == "b"``) with ``x`` written by the model, not a
-    type tag (``event.type``: the shape of a value, the protocol's, not a choice)."""
+    """A test of a string the model wrote against constants: ``x == "name"``, ``x in ("a",
+    "b")``, ``"CLICK" in x``, ``x.startswith("SCROLL")`` (or several joined by ``or``), with
+    ``x`` not a type tag (``event.type``: the shape of a value, the protocol's, not a choice)."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
         return all(_on_reply(v, reply) for v in test.values)
-    return (
-        isinstance(test, ast.Compare)
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Eq)
-        and isinstance(test.comparators[0], ast.Constant)
-        and isinstance(test.comparators[0].value, str)
-        and reply.derived(test.left)
-        and not _type_tag(test.left, reply.tree)
-    )
+    tested = _tested_text(test)
+    return tested is not None and reply.derived(tested) and not _type_tag(tested, reply.tree, True)
 
 
-def _type_tag(expr: ast.expr, tree: Tree) -> bool:
-    """``x.type``, ``x["type"]``, ``getattr(x, "type")``, or a variable assigned one."""
+def _constant_text(expr: ast.expr) -> bool:
+    """A string constant, or a tuple/list/set of them."""
+    if isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
+        return bool(expr.elts) and all(_constant_text(e) for e in expr.elts)
+    return isinstance(expr, ast.Constant) and isinstance(expr.value, str)
+
+
+def _tested_text(test: ast.expr) -> ast.expr | None:
+    """The value a test compares with string constants, if it is such a test."""
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute):
+        prefix = test.func.attr in {"startswith", "endswith"}
+        if prefix and len(test.args) == 1 and _constant_text(test.args[0]):
+            return test.func.value
+        return None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    op, left, right = test.ops[0], test.left, test.comparators[0]
+    if isinstance(op, ast.Eq) and isinstance(right, ast.Constant) and _constant_text(right):
+        return left
+    if isinstance(op, ast.In) and _constant_text(right) and not isinstance(right, ast.Constant):
+        return left  # ``x in ("a", "b")``
+    if isinstance(op, ast.In) and isinstance(left, ast.Constant) and _constant_text(left):
+        return right  # ``"CLICK" in x``
+    return None
+
+
+def _type_tag(expr: ast.expr, tree: Tree, written: bool = False) -> bool:
+    """``x.type``, ``x["type"]``, ``getattr(x, "type")``, or a variable assigned one. Of what
+    the model ``written`` (its text parsed, or what a project helper made of it), only a field
+    of an object is a tag: a key of a mapping (``step["type"]`` of a plan the model wrote as
+    JSON) is the model's own words."""
     if isinstance(expr, ast.Name):
         scope = tree.function_of(expr)
         return any(
-            _type_tag(a.value, tree)
+            _type_tag(a.value, tree, written)
             for a in tree.nodes(ast.Assign)
             if tree.function_of(a) is scope
             and any(isinstance(t, ast.Name) and t.id == expr.id for t in a.targets)
@@ -410,7 +449,7 @@ def _type_tag(expr: ast.expr, tree: Tree) -> bool:
     if isinstance(expr, ast.Attribute):
         return expr.attr in _TAGS
     if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
-        return expr.slice.value in _TAGS
+        return not written and expr.slice.value in _TAGS
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "getattr":
         field = expr.args[1] if len(expr.args) > 1 else None
         return isinstance(field, ast.Constant) and field.value in _TAGS

@@ -11,8 +11,14 @@ file re-analyses exactly the modules whose ``Env`` it changes.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import io
 import json
+import logging
+import pathlib
+import subprocess
+import threading
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -24,6 +30,32 @@ from .values import CLASS, IS_CLASS, RETURNS
 __all__ = ["EMPTY_ENV", "Env", "ProjectIndex"]
 
 _DEPTH = 8
+#: how many unrelated class hierarchies may define a method for a call of it on a value of
+#: unknown kind to be resolved by its name
+_NAMED_ROOTS = 2
+#: method names of builtin and standard types: on a value of unknown kind, most likely theirs
+_COMMON_METHODS = frozenset(
+    name
+    for kind in (
+        dict,
+        list,
+        str,
+        bytes,
+        set,
+        tuple,
+        int,
+        float,
+        io.TextIOBase,
+        io.BufferedIOBase,
+        logging.Logger,
+        pathlib.Path,
+        threading.Thread,
+        asyncio.Queue,
+        asyncio.Task,
+        subprocess.Popen,
+    )
+    for name in dir(kind)
+)
 #: methods through which a framework or a loop runs a tool object
 TOOL_METHODS = ("forward", "run", "_run", "_arun", "arun", "execute", "invoke", "__call__")
 
@@ -87,8 +119,14 @@ class ProjectIndex:
         self._lookups: dict[tuple[str, str, bool], frozenset[str]] = {}
         self._targets: dict[str, frozenset[str]] = {}
         self.callers: dict[str, set[str]] = defaultdict(set)
+        #: ``name:meth`` refs -> the functions that make them (a fact passes through one only
+        #: when every method of that name has it: see ``reaches``)
+        self._named: dict[str, set[str]] = defaultdict(set)
         for name, facts in self.functions.items():
             for ref in facts["calls"]:
+                if ref.startswith("name:"):
+                    self._named[ref].add(name)
+                    continue
                 for target in self.targets(ref):
                     self.callers[target].add(name)
         self.turns = frozenset(q for q, f in self.functions.items() if f["retried"] and f["model"])
@@ -185,8 +223,11 @@ class ProjectIndex:
             return found
         kind, _, name = ref.rpartition(":")
         cls, _, method = name.rpartition(".")
-        if kind in {"self", "type", "output"}:
-            result: frozenset[str] = self.methods_of(cls, method, dynamic=True)
+        result: frozenset[str]
+        if kind == "name":
+            result = self.by_name(name)
+        elif kind in {"self", "type", "output"}:
+            result = self.methods_of(cls, method, dynamic=True)
         else:
             target = self.canonical(name)
             result = frozenset({target}) if target in self.functions else frozenset()
@@ -195,17 +236,52 @@ class ProjectIndex:
         self._targets[ref] = result
         return result
 
+    def by_name(self, method: str) -> frozenset[str]:
+        """What ``x.method(...)`` on a value of unknown kind may run: the project's methods of
+        that name, when the name is the project's own (no method of a builtin or standard
+        type spells it: ``get``, ``append``, ``read``) and at most ``_NAMED_ROOTS`` class
+        hierarchies define it (a name many unrelated classes share says nothing of which)."""
+        if method in _COMMON_METHODS:
+            return frozenset()
+        owners = self._by_method.get(method, set())
+        roots = {
+            c for c in owners if not any(b in owners for b in self._hierarchy(c, up=True) if b != c)
+        }
+        if not owners or len(roots) > _NAMED_ROOTS:
+            return frozenset()
+        return frozenset(f"{c}.{method}" for c in owners if f"{c}.{method}" in self.functions)
+
     # -- propagation --------------------------------------------------------------------------
+    def reaches(self, ref: str, having: frozenset[str]) -> bool:
+        """Whether calling ``ref`` runs a function of ``having``: one of its targets may, but a
+        call resolved by the method's name alone (``name:meth``) only when every method of
+        that name does (a stand-in model's ``chat`` beside the real one's is no model call)."""
+        targets = self.targets(ref)
+        if ref.startswith("name:"):
+            return bool(targets) and targets <= having
+        return not targets.isdisjoint(having)
+
     def _propagate(self, fact: Callable[[FunctionFacts], bool]) -> frozenset[str]:
         """Functions with ``fact``, directly or through any function they call."""
         callers = self.callers
         done = {name for name, facts in self.functions.items() if fact(facts)}
         todo = list(done)
         while todo:
-            for caller in callers.get(todo.pop(), ()):
-                if caller not in done:
-                    done.add(caller)
-                    todo.append(caller)
+            while todo:
+                for caller in callers.get(todo.pop(), ()):
+                    if caller not in done:
+                        done.add(caller)
+                        todo.append(caller)
+            # calls resolved by name pass the fact on once every method of the name has it
+            reached = frozenset(done)
+            todo = [
+                caller
+                for ref, named in self._named.items()
+                if self.reaches(ref, reached)
+                for caller in named
+                if caller not in done
+            ]
+            done.update(todo)
         return frozenset(done)
 
     def _expand(self, name: str, seen: set[str]) -> Iterable[str]:
@@ -494,12 +570,12 @@ class ProjectIndex:
         if summary is None:
             return EMPTY_ENV
         refs = {ref for f in summary["functions"].values() for ref in f["calls"]}
-        model = {r for r in refs if self.targets(r) & self.model}
-        limit = {r for r in refs if self.targets(r) & self.limit}
+        model = {r for r in refs if self.reaches(r, self.model)}
+        limit = {r for r in refs if self.reaches(r, self.limit)}
         own = {t for t in self.tools if self.module_of(t) == module}
         own |= {m for t in own if t in self.classes for m in self._class_entries(t)}
         gated = frozenset(t for t in self.gated if self.module_of(t) == module)
-        turns = frozenset(r for r in refs if self.targets(r) & self.turns)
+        turns = frozenset(r for r in refs if self.reaches(r, self.turns))
         called = frozenset(
             q for q in self.turns if q.startswith(f"{module}.") or not module if self.callers.get(q)
         )

@@ -12,7 +12,10 @@ Calls are written as *refs* the project index resolves across files:
 * ``output:pkg.mod.Class.meth`` - the same, called on what a model returned (in ``tools``: a
   tool unless that method dispatches what it is given);
 * ``param:pkg.mod.func:tools.call`` - a method called on a parameter (in ``arguments``, with a
-  model-chosen name: the index resolves it through the kinds callers pass there).
+  model-chosen name: the index resolves it through the kinds callers pass there);
+* ``name:meth`` - a method called on a value whose kind the module cannot tell (a parameter
+  typed ``Any``, an attribute set elsewhere, an element of a container): the index resolves it
+  by the method's name to the project classes that define it (see ``ProjectIndex.targets``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ __all__ = [
     "Summary",
     "call_ref",
     "owner_of",
+    "name_ref",
     "param_ref",
     "qualified",
     "summarize",
@@ -156,6 +160,18 @@ def call_ref(call: ast.Call, values: Values) -> str | None:
         if kind is not None and kind.startswith(CLASS):
             return f"type:{kind[len(CLASS) :]}.{func.attr}"
     return values.qualify(dotted(func))
+
+
+def name_ref(call: ast.Call, values: Values) -> str | None:
+    """``name:<method>`` for ``x.method(...)`` on a value of unknown kind that is no module,
+    import or definition (``convo.send_message(...)`` on what a caller handed over): the
+    project index resolves it by name alone, where the name is the project's own."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr.startswith("__"):
+        return None
+    if values.qualify(dotted(func)) is not None or values.kind(func.value, call) is not None:
+        return None
+    return f"name:{func.attr}"
 
 
 def param_ref(call: ast.Call, values: Values) -> str | None:
@@ -323,9 +339,9 @@ def _function_facts(
     tests: dict[ast.AST | None, list[str]] = {}
     for node in _raising_ifs(tree):
         tests.setdefault(owner_of(tree, node), []).extend(raise_tests(node))
+    top_level = {id(node) for node in tree.top_level}
     for func in defs:
-        parent = tree.parent(func)
-        if parent is tree.module or isinstance(parent, ast.ClassDef):
+        if id(func) in top_level or isinstance(tree.parent(func), ast.ClassDef):
             name = _qualname(tree, func, module)
             owners[func] = name
             functions[name] = FunctionFacts(
@@ -365,8 +381,9 @@ def summarize(
         if id(call) in ungated:
             facts["model"] = True
         ref = call_ref(call, values)
-        if ref and ref not in facts["calls"]:
-            facts["calls"].append(ref)
+        called = ref or name_ref(call, values)
+        if called and called not in facts["calls"]:
+            facts["calls"].append(called)
         if ref and ":" not in ref:
             listed += _listed(call, ref, values)
             for index, arg in enumerate(call.args):

@@ -8,13 +8,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-__all__ = ["FUNCTION_NODES", "LOOP_NODES", "LoopContext", "Tree", "dotted"]
+__all__ = ["FUNCTION_NODES", "LOOP_NODES", "LoopContext", "Tree", "dotted", "scope_statements"]
 
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 SCOPE_NODES = (*FUNCTION_NODES, ast.ClassDef)
 LOOP_NODES = (ast.For, ast.AsyncFor, ast.While)
 _DEFERRED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 Loop = ast.For | ast.AsyncFor | ast.While
+#: statements after which nothing of their block runs
+_JUMPS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 T = TypeVar("T", bound=ast.AST)
 #: fields that never hold a node to walk: identifiers, numbers, flags, ``ctx`` markers
 _LEAF_FIELDS = frozenset(
@@ -46,6 +48,20 @@ def dotted(node: ast.expr) -> str | None:
     return None
 
 
+def scope_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """``body``'s statements and those of its ``if``/``try``/``with`` blocks, which share its
+    scope (not those of loops: a definition there is remade each turn)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ast.If):
+            yield from scope_statements([*stmt.body, *stmt.orelse])
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            yield from scope_statements(stmt.body)
+        elif isinstance(stmt, ast.Try):
+            handlers = [s for h in stmt.handlers for s in h.body]
+            yield from scope_statements([*stmt.body, *handlers, *stmt.orelse, *stmt.finalbody])
+
+
 @dataclass(frozen=True, slots=True)
 class LoopContext:
     """A loop that repeats a node: ``in_body`` is False when the node sits in a ``while`` test."""
@@ -67,6 +83,7 @@ class Tree:
         self._narrowing: dict[ast.AST, tuple[str, ast.expr]] | None = None
         self._narrowed_names: set[str] = set()
         self._narrowed_tails: set[str] = set()
+        self._top_level: list[ast.stmt] | None = None
         # One hand-rolled pass instead of many ast.walk() calls: ast.walk dominates the profile.
         stack: list[ast.AST] = [module]
         parents = self._parents
@@ -89,12 +106,38 @@ class Tree:
                     parents[value] = node
                     stack.append(value)
 
+    @property
+    def top_level(self) -> list[ast.stmt]:
+        """The statements at module scope: the module's body and, through ``if``, ``try`` and
+        ``with`` blocks, theirs (a function defined under ``if __name__ == "__main__":`` is a
+        module-level function)."""
+        if self._top_level is None:
+            self._top_level = list(scope_statements(self.module.body))
+        return self._top_level
+
     def nodes(self, *types: type[T]) -> list[T]:
         """Every node of the given types, in a stable (depth-first) order."""
         found: list[T] = []
         for kind in types:
             found.extend(self._by_type.get(kind, ()))  # type: ignore[arg-type]
         return found
+
+    def unreachable(self, node: ast.AST) -> bool:
+        """Whether ``node`` sits after a ``return``, ``raise``, ``break`` or ``continue`` of its
+        own block (or of a block around it, up to its function): code that never runs."""
+        for parent, child in self.ancestors(node):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                block = getattr(parent, field, None)
+                if type(block) is not list or not any(s is child for s in block):
+                    continue
+                for stmt in block:
+                    if stmt is child:
+                        break
+                    if isinstance(stmt, _JUMPS):
+                        return True
+            if isinstance(parent, SCOPE_NODES):
+                return False
+        return False
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self._parents.get(node)

@@ -97,7 +97,7 @@ class Values:
         self.returns: dict[ast.AST, str] = {}
         self.functions: dict[str, Def] = {}
         self.methods: dict[ast.ClassDef, dict[str, Def]] = defaultdict(dict)
-        for node in tree.module.body:
+        for node in tree.top_level:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[node.name] = node
             elif isinstance(node, ast.ClassDef):

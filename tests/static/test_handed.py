@@ -93,9 +93,21 @@ def test_a_provider_made_by_a_factory_in_a_package_init_is_followed_to_the_loop(
 def test_a_factory_that_returns_no_model_object_is_not_followed(
     factories: Path, found: Found
 ) -> None:
+    # the factory returns a stand-in with a ``complete`` of its own (``complete`` then names
+    # two unrelated classes, so the call is not resolved by its name either)
     init = factories / "bot" / "providers" / "__init__.py"
-    init.write_text(init.read_text().replace("return ClaudeProvider(cfg)", "return cfg"))
-    assert {f[2] for f in found()} == {"GK102"}
+    stand_in = (
+        "\n\nclass EchoProvider:\n    def __init__(self, cfg):\n        self.cfg = cfg\n\n"
+        "    async def complete(self, messages, tools):\n        return messages[-1]\n"
+    )
+    init.write_text(
+        init.read_text().replace("return ClaudeProvider(cfg)", "return EchoProvider(cfg)")
+        + stand_in
+    )
+    # no model loop through the factory; what ``_turn`` does with the reply (tool-use blocks
+    # read out of it, their names handed to the toolbox) still shows a model's reply, so the
+    # toolbox's dispatch and tools are found from the session's own code
+    assert {f[2] for f in found()} == {"GK102", "GK201", "GK202"}
 
 
 @pytest.fixture

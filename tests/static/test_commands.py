@@ -1,0 +1,77 @@
+"""What the model returns, followed where a catalogue has no entry (issue 20).
+
+``browse``: a script-style agent whose helpers are nested functions; the model writes one text
+command per turn and a chain of prefix and membership tests (``startswith``, ``in``) runs it.
+The chain is the dispatch; what its branches run on a project object are the tools, the
+constant-argument ``SCROLL`` branch included. ``plan``: a model helper on a class in one
+module, called on a parameter typed ``Any`` in another module that imports nothing of the
+model: the call is resolved by the method's name, so the loop around it is a model loop and the
+``step["type"]`` chain over the plan the model wrote (a key of parsed JSON, not a response's
+type tag) is a dispatch. A chain after a ``return`` never runs and is none."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+Found = Callable[[], set[tuple[str, int, str, str]]]
+
+
+@pytest.fixture
+def commands(data_project: Callable[[str], Path]) -> Path:
+    return data_project("commands")
+
+
+def test_a_prefix_chain_on_the_models_text_is_the_dispatch(commands: Path, found: Found) -> None:
+    browse = {(line, r, s) for p, line, r, s in found() if p.startswith("browse/")}
+    assert {f for f in browse if f[1] in {"GK201", "GK202"}} == {
+        (19, "GK202", "if command.startswith('SCROLL') ..."),
+        (8, "GK201", "Page.scroll"),  # run with a constant: the model's SCROLL chose it
+        (11, "GK201", "Page.click"),
+        (14, "GK201", "Page.type"),
+    }
+
+
+def test_helpers_defined_under_main_are_the_scripts_own(commands: Path, found: Found) -> None:
+    pilot = commands / "browse" / "pilot.py"
+    text = pilot.read_text()
+    # the same script with its helpers defined under ``if __name__ == "__main__":``
+    body = text[text.index("def main(goal: str) -> None:") :]
+    script = body.replace(
+        "def main(goal: str) -> None:\n", 'if __name__ == "__main__":\n    goal = "book"\n'
+    )
+    pilot.write_text(text[: text.index("def main(goal: str) -> None:")] + script)
+    found_here = {(line, r) for p, line, r, _ in found() if p == "browse/pilot.py"}
+    assert (20, "GK202") in found_here  # one line down: the `goal` line
+
+
+def test_a_method_called_on_an_untyped_value_is_resolved_by_its_name(
+    commands: Path, found: Found
+) -> None:
+    plan = {(p, line, r, s) for p, line, r, s in found() if p.startswith("plan/")}
+    assert ("plan/builder.py", 13, "GK101", "convo.send_plan") in plan
+    assert {f for f in plan if f[2] in {"GK201", "GK202"}} == {
+        ("plan/builder.py", 21, "GK202", "if step['type'] == ..."),
+        ("plan/workspace.py", 9, "GK201", "Workspace.run"),
+        ("plan/workspace.py", 12, "GK201", "Workspace.save"),
+    }  # not approve/reject: their chain sits after a return
+
+
+def test_a_name_builtin_types_share_is_not_resolved(commands: Path, found: Found) -> None:
+    for name in ("convo.py", "builder.py"):
+        path = commands / "plan" / name
+        path.write_text(path.read_text().replace("send_plan", "update"))
+    assert not {(p, r) for p, _, r, _ in found() if p == "plan/builder.py" and r == "GK101"}
+
+
+def test_a_name_three_unrelated_classes_define_is_not_resolved(
+    commands: Path, found: Found
+) -> None:
+    extra = "\n".join(
+        f"class Other{n}:\n    def send_plan(self, prompt: str) -> dict:\n        return {{}}\n"
+        for n in range(2)
+    )
+    (commands / "plan" / "others.py").write_text(extra)
+    assert not {(p, r) for p, _, r, _ in found() if p == "plan/builder.py" and r == "GK101"}
