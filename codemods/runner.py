@@ -373,7 +373,7 @@ class _Run:
             todo += self._importers_of_model_modules(files, by_module)
             todo += self._users_of_registrars(files)
             todo += self._builders_of_tool_classes(files)
-            todo += self._callers_of_model_methods(files)
+            todo += self._methods_by_name(files)
             if not todo:
                 return
             forced.update(todo)
@@ -426,19 +426,36 @@ class _Run:
             return []
         return self._skipped_matching(files, importing(sorted({c.rpartition(".")[2] for c in new})))
 
-    def _callers_of_model_methods(self, files: list[str]) -> list[str]:
+    def _methods_by_name(self, files: list[str]) -> list[str]:
         """Files of the same top-level package (for a top-level script: the scripts of its
         folder) that call, on any value, or define a method that reaches a model and that its
         name alone resolves (``convo.send_plan(task)`` on a parameter typed ``Any``: see
-        ``ProjectIndex.by_name``)."""
+        ``ProjectIndex.by_name``), and those that define a method a dispatch runs on a table
+        element of unknown kind (``registry[block.name].execute(...)``: its tools)."""
         index = self.index()
-        methods: dict[str, str] = {}
+        called: dict[str, str] = {}  # method -> a module that makes it known
         for name in index.model:
             owner, _, method = name.rpartition(".")
             fresh = owner in index.classes and method not in self._methods_done
             if fresh and index.reaches(f"name:{method}", index.model):
-                methods[method] = index.module_of(name)
-        self._methods_done.update(methods)
+                called[method] = index.module_of(name)
+        run: dict[str, str] = {
+            ref[len("name:") :]: record.summary["module"]
+            for record in self.records.values()
+            if record.summary is not None
+            for ref in record.summary["tools"]
+            if ref.startswith("name:") and ref[len("name:") :] not in self._methods_done
+        }
+        self._methods_done.update(called, run)
+        # a method's definers matter either way: a name other classes share resolves to none
+        # of them (``by_name``), so they must be in the index
+        found = self._near_matching(files, called, rb"(?:\.|\bdef\s+)")
+        return found + self._near_matching(files, run, rb"\bdef\s+")
+
+    def _near_matching(self, files: list[str], methods: dict[str, str], before: bytes) -> list[str]:
+        """The files not analysed yet, of the top-level packages of ``methods``' modules (or
+        beside them, for a top-level script), where ``before`` and one of the methods' names
+        and ``(`` are written."""
         if not methods:
             return []
         roots = {m.partition(".")[0] for m in methods.values() if "." in m}
@@ -455,10 +472,8 @@ class _Run:
             if self.names[path].partition(".")[0] in roots
             or ("." not in self.names[path] and os.path.dirname(path) in folders)
         ]
-        # and the files that define a method of that name too: a name other classes share
-        # resolves to none of them (``by_name``), so they must be in the index
         names = rb"(?:" + b"|".join(re.escape(m.encode()) for m in sorted(methods)) + rb")"
-        return self._skipped_matching(near, re.compile(rb"(?:\.|\bdef\s+)" + names + rb"\s*\("))
+        return self._skipped_matching(near, re.compile(before + names + rb"\s*\("))
 
     def _skipped_matching(self, files: list[str], pattern: re.Pattern[bytes]) -> list[str]:
         """The files of ``files`` not analysed yet whose text ``pattern`` matches."""

@@ -301,6 +301,17 @@ def _chain_symbol(test: ast.expr) -> str:
     return f"if {ast.unparse(test)} ..."
 
 
+def _unseen_kinds(values: Values, env: Env, name: str) -> bool:
+    """Whether ``env`` gives a parameter of a module-level function a kind that ``values``
+    did not bind it to."""
+    prefix = f"{name}." if name else ""
+    for owner, param, kind in env.kinds:
+        func = values.functions.get(owner[len(prefix) :]) if owner.startswith(prefix) else None
+        if func is not None and values.scopes.get(func, {}).get(param) != kind:
+            return True
+    return False
+
+
 def analyze(
     module: ast.Module,
     catalog: Catalog = DEFAULT_CATALOG,
@@ -319,6 +330,10 @@ def analyze(
     standalone = env is None
     if env is None:
         env = ProjectIndex([summary]).env(name)
+        if _unseen_kinds(values, env, name):
+            # the module's own functions hand one another what ``values`` could not bind by
+            # itself (a decorator of the module is handed the model helper it decorates)
+            return analyze(module, catalog, name=name, is_package=is_package, env=env)
     if env.turns or env.called:
         calls = _turns(tree, values, imports, env)
     direct = {id(c.node) for c in calls.model}

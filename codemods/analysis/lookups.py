@@ -22,7 +22,7 @@ from .chosen import affixes, may_choose, model_chosen, takes_tool_input
 from .fields import sources
 from .guards import Guards
 from .project import TOOL_METHODS
-from .summary import call_ref, qualified
+from .summary import call_ref, name_ref, qualified
 from .tools import Dispatch
 from .tree import Tree, dotted
 from .values import CLASS
@@ -317,6 +317,9 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
         symbol = ast.unparse(lookup.value if isinstance(lookup, ast.Await) else lookup)
         ref = call_ref(call, guards.values) if isinstance(call.func, ast.Attribute) else None
         ref = ref if ref and ref.startswith("type:") else _element_ref(call, lookup, guards)
+        if ref is None and isinstance(call.func, ast.Attribute):
+            # an element of unknown kind: the index resolves the method by its name
+            ref = name_ref(call, guards.values)
         runs = (ref,) if ref else ()
         yield Dispatch(
             node=call,

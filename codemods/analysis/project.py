@@ -33,18 +33,14 @@ _DEPTH = 8
 #: how many unrelated class hierarchies may define a method for a call of it on a value of
 #: unknown kind to be resolved by its name
 _NAMED_ROOTS = 2
-#: method names of builtin and standard types: on a value of unknown kind, most likely theirs
-_COMMON_METHODS = frozenset(
+#: method names of builtin value types: on a value of unknown kind, most likely theirs
+_VALUE_METHODS = frozenset(
+    name for kind in (dict, list, str, bytes, set, tuple, int, float) for name in dir(kind)
+)
+#: and of the standard library's common objects (a thread's ``run``, a file's ``read``)
+_COMMON_METHODS = _VALUE_METHODS | frozenset(
     name
     for kind in (
-        dict,
-        list,
-        str,
-        bytes,
-        set,
-        tuple,
-        int,
-        float,
         io.TextIOBase,
         io.BufferedIOBase,
         logging.Logger,
@@ -133,10 +129,10 @@ class ProjectIndex:
         self.model = self._propagate(lambda facts: facts["model"])
         steps = {c for s in self.modules.values() for c in s["counters"]}
         self.limit = self._propagate(lambda facts: any(name in steps for name in facts["limit"]))
+        self._relevant: dict[tuple[str, int], bool] = {}
         self.params = self._parameter_kinds()
         #: the functions of ``params``, sorted: those of a module and its sub-modules are adjacent
         self._owners = sorted(self.params)
-        self._relevant: dict[tuple[str, int], bool] = {}
         self.dispatching = frozenset(d for s in self._summaries for d in s["dispatching"])
         self.tools = self._tools()
         self.tools |= self._dispatched(self.tools)
@@ -236,12 +232,14 @@ class ProjectIndex:
         self._targets[ref] = result
         return result
 
-    def by_name(self, method: str) -> frozenset[str]:
+    def by_name(self, method: str, *, tool: bool = False) -> frozenset[str]:
         """What ``x.method(...)`` on a value of unknown kind may run: the project's methods of
         that name, when the name is the project's own (no method of a builtin or standard
         type spells it: ``get``, ``append``, ``read``) and at most ``_NAMED_ROOTS`` class
-        hierarchies define it (a name many unrelated classes share says nothing of which)."""
-        if method in _COMMON_METHODS:
+        hierarchies define it (a name many unrelated classes share says nothing of which).
+        On a ``tool`` (an element a dispatch picked by the model's choice) only the value
+        types' names are ruled out: it is no thread or file, and ``run`` is a tool's."""
+        if method in (_VALUE_METHODS if tool else _COMMON_METHODS):
             return frozenset()
         owners = self._by_method.get(method, set())
         roots = {
@@ -288,6 +286,10 @@ class ProjectIndex:
         if name.startswith("arg:"):  # what callers build the class with (``helpers=[...]``)
             for item in self._passed(name):
                 yield from self._expand(item, seen)
+            return
+        if name.startswith("name:"):  # a method run on an element of unknown kind
+            for target in self.by_name(name[len("name:") :], tool=True):
+                yield from self._run_targets(f"type:{target}")
             return
         if ":" in name:  # ``self:pkg.mod.Class.meth``: the method and its overrides
             yield from self._run_targets(name)
@@ -424,9 +426,17 @@ class ProjectIndex:
                     else:
                         position = index
                     if position < len(params):
-                        found[func].setdefault(params[position], kind)
+                        self._bind(found[func], params[position], kind)
         self._through_parameters(found)
         return found
+
+    def _bind(self, kinds: dict[str, str], param: str, kind: str) -> None:
+        """The first kind callers pass a parameter, unless a later one matters where it does
+        not (``@keep_trying`` over a model helper and over a string helper: the wrapper's
+        ``func`` may be the model helper)."""
+        known = kinds.get(param)
+        if known is None or (not self.relevant(known) and self.relevant(kind)):
+            kinds[param] = kind
 
     def _through_parameters(self, found: dict[str, dict[str, str]]) -> None:
         """A model-chosen name passed to a method of a parameter (``tools.call(item.name,

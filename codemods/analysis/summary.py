@@ -360,6 +360,20 @@ def _function_facts(
     return functions, owners, top
 
 
+def _decorated(tree: Tree, values: Values, owners: dict[Def, str]) -> set[tuple[str, int, str]]:
+    """``(decorator, 0, function:<decorated>)``: a decorator of the project is called with the
+    function it decorates (``@retry_on_exception`` over a model helper: the ``func(*args)`` its
+    wrapper loops over is that helper)."""
+    found: set[tuple[str, int, str]] = set()
+    for func, name in owners.items():
+        for decorator in func.decorator_list:
+            if isinstance(decorator, (ast.Name, ast.Attribute)):
+                ref = values.qualify(dotted(decorator))
+                if ref:
+                    found.add((ref, 0, FUNCTION + name))
+    return found
+
+
 def summarize(
     tree: Tree, values: Values, calls: CallIndex, handed: Handed | None = None
 ) -> Summary:
@@ -394,6 +408,7 @@ def summarize(
                     arguments.add((ref, index, kind))
         if ref and any(isinstance(c.loop, ast.While) for c in tree.loops_of(call)):
             looped.add(ref)
+    arguments |= _decorated(tree, values, owners)
     for node, ref in _iterations(tree, values):
         facts = facts_of(node)
         if ref not in facts["calls"]:

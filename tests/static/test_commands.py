@@ -75,3 +75,28 @@ def test_a_name_three_unrelated_classes_define_is_not_resolved(
     )
     (commands / "plan" / "others.py").write_text(extra)
     assert not {(p, r) for p, _, r, _ in found() if p == "plan/builder.py" and r == "GK101"}
+
+
+def test_a_dispatch_on_an_untyped_registry_runs_every_implementation_of_the_method(
+    commands: Path, found: Found
+) -> None:
+    # ``self.registry[block.name].run(**block.input)`` over tools registered at run time by a
+    # script: the element's kind is unknown, so the tools are the project's ``run`` methods
+    # (``run`` is a thread's too, but a table entry the model picked is no thread); the
+    # abstract base's stub is none, and the tool modules are analysed for it
+    kit = {(p, line, r, s) for p, line, r, s in found() if p.startswith("kit/")}
+    assert {f for f in kit if f[2] in {"GK201", "GK202"}} == {
+        ("kit/agent.py", 21, "GK202", "self.registry[block.name]"),
+        ("kit/tools/files.py", 9, "GK201", "ReadFile.run"),
+        ("kit/tools/shell.py", 9, "GK201", "Shell.run"),
+    }
+
+
+def test_a_project_decorators_wrapper_runs_the_model_helper_it_decorates(
+    commands: Path, found: Found
+) -> None:
+    llm = commands / "plan" / "llm.py"
+    assert ("plan/llm.py", 11, "GK101", "func") in found()
+    # the same decorator over string helpers only: its loop calls no model
+    llm.write_text(llm.read_text().replace("@keep_trying\ndef complete", "def complete"))
+    assert not {(p, r) for p, _, r, _ in found() if p == "plan/llm.py" and r == "GK101"}

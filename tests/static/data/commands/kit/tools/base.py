@@ -1,0 +1,8 @@
+class Tool:
+    name = ""
+
+    def schema(self) -> dict:
+        return {"name": self.name}
+
+    def run(self, **kwargs: object) -> str:
+        raise NotImplementedError
