@@ -20,6 +20,7 @@ from .flow import (
     follow_names,
     output_runs,
     reply_branches,
+    reply_evaluated,
     reply_selected,
     seeds_from_env,
 )
@@ -273,6 +274,18 @@ def _reply_dispatches(
         for call, lookup in reply_selected(reply)
         if id(call) not in known
     ]
+    found += [
+        Dispatch(
+            node=call,
+            symbol=f"{ast.unparse(call.func)}({ast.unparse(call.args[0])}, ...)",
+            guarded=guards.request_before(call),
+            fixable=False,
+            runs=_namespace(call, values),
+        )
+        for call in reply_evaluated(reply)
+        # the builtin, not a function or import of that name
+        if id(call) not in known and values.qualify(ast.unparse(call.func)) is None
+    ]
     known = known | {id(d.node) for d in found}
     helped = [c.node for c in helpers if isinstance(c.node, ast.Call)]
     for head, handed in reply_branches(reply, helped, lambda c: call_ref(c, values)):
@@ -282,7 +295,7 @@ def _reply_dispatches(
         found.append(
             Dispatch(
                 node=head,
-                symbol=_chain_symbol(head.test),
+                symbol=_chain_symbol(head),
                 guarded=all(guards.request_before(c) for c in handed),
                 fixable=False,
                 runs=tuple(sorted({r for r in refs if r})),
@@ -291,9 +304,25 @@ def _reply_dispatches(
     return found
 
 
-def _chain_symbol(test: ast.expr) -> str:
+def _namespace(call: ast.Call, values: Values) -> tuple[str, ...]:
+    """The functions a ``{"name": function}`` namespace given to ``eval``/``exec`` holds."""
+    given = [*call.args[1:], *(k.value for k in call.keywords if k.arg in {"globals", "locals"})]
+    return tuple(
+        name
+        for space in given
+        if isinstance(space, ast.Dict)
+        for value in space.values
+        if isinstance(value, (ast.Name, ast.Attribute))
+        and (name := values.qualify(dotted(value))) is not None
+    )
+
+
+def _chain_symbol(head: ast.If | ast.Match) -> str:
     """``if x == ...`` for a chain of ``x == "a"`` tests (or ``x == "a" or ...``), else the
-    first test itself (``if x.startswith('CLICK') ...``)."""
+    first test itself (``if x.startswith('CLICK') ...``); ``match x`` for a ``match``."""
+    if isinstance(head, ast.Match):
+        return f"match {ast.unparse(head.subject)}"
+    test = head.test
     while isinstance(test, ast.BoolOp):
         test = test.values[0]
     if isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.Eq):

@@ -27,6 +27,7 @@ __all__ = [
     "follow_names",
     "output_runs",
     "reply_branches",
+    "reply_evaluated",
     "reply_selected",
     "seeds_from_env",
 ]
@@ -339,9 +340,24 @@ def reply_selected(reply: Reply) -> list[tuple[ast.Call, ast.expr]]:
     return found
 
 
+def reply_evaluated(reply: Reply) -> list[ast.Call]:
+    """``eval(code, namespace)``/``exec(code, namespace)`` of what the model wrote: the
+    model's code picks which of the namespace's functions run, a dispatch (with no namespace
+    it runs whatever the code says: a code tool, not a choice among tools)."""
+    found: list[ast.Call] = []
+    for call in reply.tree.nodes(ast.Call):
+        func = call.func
+        if not (isinstance(func, ast.Name) and func.id in {"eval", "exec"} and call.args):
+            continue
+        namespace = len(call.args) > 1 or any(k.arg in {"globals", "locals"} for k in call.keywords)
+        if namespace and reply.derived(call.args[0]):
+            found.append(call)
+    return found
+
+
 def reply_branches(
     reply: Reply, helpers: list[ast.Call], ref_of: Callable[[ast.Call], str | None]
-) -> list[tuple[ast.If, list[ast.Call]]]:
+) -> list[tuple[ast.If | ast.Match, list[ast.Call]]]:
     """``if``/``elif`` chains on a string the model wrote (``if op == "click": ... elif op ==
     "write": ...``) with, in two branches or more, a call of project code handed part of the
     reply: the reply selects what runs, a dispatch; the calls are its tools.
@@ -363,25 +379,53 @@ def reply_branches(
     ]
     written = Reply(tree, [*helpers, *parsers])
     inner = {id(n.orelse[0]) for n in tree.nodes(ast.If) if len(n.orelse) == 1}
-    found: list[tuple[ast.If, list[ast.Call]]] = []
-    for head in tree.nodes(ast.If):
-        if id(head) in inner or tree.unreachable(head):
+    chains: list[tuple[ast.If | ast.Match, list[list[ast.stmt]]]] = [
+        (head, _chain_bodies(head, written)) for head in tree.nodes(ast.If) if id(head) not in inner
+    ]
+    # ``match command: case "click": ...`` on what the model wrote: the same chain
+    chains += [
+        (m, [c.body for c in m.cases if _constant_pattern(c.pattern)])
+        for m in tree.nodes(ast.Match)
+        if written.derived(m.subject) and not _type_tag(m.subject, tree, True)
+    ]
+    found: list[tuple[ast.If | ast.Match, list[ast.Call]]] = []
+    for head, bodies in chains:
+        if len(bodies) < 2 or tree.unreachable(head):
             continue
         calls: list[ast.Call] = []
-        branch: ast.If | None = head
         chosen: list[ast.Call] = []  # project code a branch runs with no part of the reply
-        while branch is not None:
-            if _on_reply(branch.test, written):
-                call = next(_handed(branch.body, reply, ref_of), None)
-                if call is not None:
-                    calls.append(call)
-                elif (call := _project_call(branch.body, tree, ref_of)) is not None:
-                    chosen.append(call)
-            rest = branch.orelse
-            branch = rest[0] if len(rest) == 1 and isinstance(rest[0], ast.If) else None
+        for body in bodies:
+            call = next(_handed(body, reply, ref_of), None)
+            if call is not None:
+                calls.append(call)
+            elif (call := _project_call(body, tree, ref_of)) is not None:
+                chosen.append(call)
         if len(calls) >= 2:
             found.append((head, calls + chosen))
     return found
+
+
+def _chain_bodies(head: ast.If, written: Reply) -> list[list[ast.stmt]]:
+    """The bodies of the branches of an ``if``/``elif`` chain whose test is on ``written``."""
+    bodies: list[list[ast.stmt]] = []
+    branch: ast.If | None = head
+    while branch is not None:
+        if _on_reply(branch.test, written):
+            bodies.append(branch.body)
+        rest = branch.orelse
+        branch = rest[0] if len(rest) == 1 and isinstance(rest[0], ast.If) else None
+    return bodies
+
+
+def _constant_pattern(pattern: ast.pattern) -> bool:
+    """``case "click":`` or ``case "a" | "b":``."""
+    if isinstance(pattern, ast.MatchOr):
+        return all(_constant_pattern(p) for p in pattern.patterns)
+    return (
+        isinstance(pattern, ast.MatchValue)
+        and isinstance(pattern.value, ast.Constant)
+        and isinstance(pattern.value.value, str)
+    )
 
 
 def _project_call(

@@ -100,3 +100,29 @@ def test_a_project_decorators_wrapper_runs_the_model_helper_it_decorates(
     # the same decorator over string helpers only: its loop calls no model
     llm.write_text(llm.read_text().replace("@keep_trying\ndef complete", "def complete"))
     assert not {(p, r) for p, _, r, _ in found() if p == "plan/llm.py" and r == "GK101"}
+
+
+def test_the_models_code_run_in_a_namespace_of_tools_is_a_dispatch(
+    commands: Path, found: Found
+) -> None:
+    agent = commands / "coder" / "agent.py"
+    text = agent.read_text()
+    # without the ``match`` below it: the namespace's functions are the eval's tools
+    agent.write_text(text[: text.index("    verb, _, rest")])
+    coder = {(p, line, r, s) for p, line, r, s in found() if p.startswith("coder/")}
+    assert {f for f in coder if f[2] in {"GK201", "GK202"}} == {
+        ("coder/agent.py", 16, "GK202", "eval(code.strip(), ...)"),  # not calculate's eval
+        ("coder/files.py", 4, "GK201", "read_file"),
+        ("coder/files.py", 9, "GK201", "list_dir"),
+    }
+
+
+def test_a_match_on_the_models_command_is_a_dispatch(commands: Path, found: Found) -> None:
+    agent = commands / "coder" / "agent.py"
+    agent.write_text(agent.read_text().replace("str(run_code(text))", "text"))
+    coder = {(p, line, r, s) for p, line, r, s in found() if p.startswith("coder/")}
+    assert {f for f in coder if f[2] in {"GK201", "GK202"}} == {
+        ("coder/agent.py", 28, "GK202", "match verb"),
+        ("coder/files.py", 4, "GK201", "read_file"),
+        ("coder/files.py", 9, "GK201", "list_dir"),
+    }
