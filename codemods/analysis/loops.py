@@ -110,6 +110,91 @@ def stepped(body: list[ast.stmt]) -> set[str]:
     return found
 
 
+def _steps(stmt: ast.stmt, name: str) -> bool:
+    """``stmt`` itself steps ``name`` (``name += 1``, ``name = name + 1``)."""
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, (ast.Add, ast.Sub)):
+        return isinstance(stmt.target, ast.expr) and dotted(stmt.target) == name
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        value = stmt.value
+        return (
+            dotted(stmt.targets[0]) == name
+            and isinstance(value, ast.BinOp)
+            and dotted(value.left) == name
+        )
+    return False
+
+
+#: a path through a block: ``None`` when it leaves the loop (``break``, ``return``,
+#: ``raise``), else whether the counter was stepped on it
+_Path = bool | None
+
+
+def _through(block: Sequence[ast.stmt], name: str, stepped: bool, turns: list[bool]) -> _Path:
+    """Follow ``block`` from a state where the counter is ``stepped`` (or not): the state it
+    falls through with, and in ``turns`` the state of each ``continue`` it takes."""
+    state: _Path = stepped
+    for stmt in block:
+        if state is None:
+            return None
+        state = _statement(stmt, name, state, turns)
+    return state
+
+
+def _statement(stmt: ast.stmt, name: str, state: bool, turns: list[bool]) -> _Path:
+    if _steps(stmt, name):
+        return True
+    if isinstance(stmt, ast.Continue):
+        turns.append(state)
+        return None
+    if isinstance(stmt, (ast.Break, ast.Return, ast.Raise)):
+        return None
+    if isinstance(stmt, ast.If):
+        return _join(
+            _through(stmt.body, name, state, turns), _through(stmt.orelse, name, state, turns)
+        )
+    if isinstance(stmt, ast.Match):
+        ends = [_through(c.body, name, state, turns) for c in stmt.cases]
+        last = stmt.cases[-1].pattern if stmt.cases else None
+        catch_all = isinstance(last, ast.MatchAs) and last.pattern is None
+        return _join(*ends) if catch_all else _join(*ends, state)  # or no case is taken
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return _through(stmt.body, name, state, turns)
+    if isinstance(stmt, ast.Try):
+        return _try(stmt, name, state, turns)
+    return state  # a nested loop may run no turn: what it steps is not stepped every turn
+
+
+def _try(stmt: ast.Try, name: str, state: bool, turns: list[bool]) -> _Path:
+    """A ``try``: a handler may start before anything of the body ran; ``finally`` runs on
+    every path, ``continue`` ones included."""
+    inner: list[bool] = []
+    body = _through([*stmt.body, *stmt.orelse], name, state, inner)
+    ends = [body, *(_through(h.body, name, state, inner) for h in stmt.handlers)]
+    end = _join(*ends)
+    if stmt.finalbody:
+        closes = _through(stmt.finalbody, name, False, [])
+        if closes:  # ``finally: n += 1``: every path through the try steps it
+            turns.extend(True for _ in inner)
+            return None if end is None else True
+    turns.extend(inner)
+    return end
+
+
+def _join(*paths: _Path) -> _Path:
+    """Paths that meet: stepped only if stepped on every one that falls through."""
+    going = [p for p in paths if p is not None]
+    return all(going) if going else None
+
+
+def steps_every_turn(body: Sequence[ast.stmt], name: str) -> bool:
+    """Whether every turn of a loop with ``body`` that goes round again (falls off its end or
+    takes a ``continue``) steps ``name``: a retry counter bumped in one handler while another
+    handler goes round again bounds nothing."""
+    turns: list[bool] = []
+    end = _through(body, name, False, turns)
+    return end is not False and all(turns)
+
+
 def _optional(test: ast.expr) -> set[str]:
     """Names a test only compares when they are set: ``max_steps is not None and n >= max_steps``
     (a limit that is ``None`` by default is no limit by default)."""
@@ -305,7 +390,7 @@ def is_bounded(
         return True
     if isinstance(loop, (ast.For, ast.AsyncFor)):
         return not _unbounded_iterable(loop, imports)
-    counters = stepped(loop.body)
+    counters = {c for c in stepped(loop.body) if steps_every_turn(loop.body, c)}
     return compares_counter(loop.test, counters, infinite) or _exits_on_counter(
         loop.body, counters, infinite, _EXITS
     )
