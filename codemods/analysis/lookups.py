@@ -127,6 +127,74 @@ def _lookup_of(
     return None
 
 
+def _matched_element(
+    call: ast.Call, tree: Tree, chosen: Chosen, picks: dict[tuple[ast.AST, str], ast.expr]
+) -> ast.expr | None:
+    """``for tool in tools: if tool.name == name: tool.run(...)``, or a ``tool`` picked by
+    ``next(...)`` (``picks``) then ``tool.run(...)``: the element whose name equals the
+    model's choice is run, a lookup (the comparison is returned)."""
+    func = call.func
+    target = func.value if isinstance(func, ast.Attribute) else func
+    if not isinstance(target, ast.Name):
+        return None
+    scope = tree.function_of(call)
+    for parent, child in tree.ancestors(call):
+        if parent is scope:
+            break
+        if isinstance(parent, ast.If) and any(child is s for s in parent.body):
+            test = _names_element(parent.test, target.id, tree, chosen)
+            if test is not None:
+                return test
+    return picks.get((scope, target.id))
+
+
+def _next_picks(tree: Tree, chosen: Chosen) -> dict[tuple[ast.AST, str], ast.expr]:
+    """``tool = next(t for t in tools if t.name == name)``: ``(function, "tool")`` -> the
+    comparison that picks it."""
+    found: dict[tuple[ast.AST, str], ast.expr] = {}
+    for assign in tree.nodes(ast.Assign):
+        value = assign.value
+        if not (
+            isinstance(value, ast.Call)
+            and dotted(value.func) == "next"
+            and value.args
+            and isinstance(pick := value.args[0], ast.GeneratorExp)
+            and isinstance(elt := pick.elt, ast.Name)
+        ):
+            continue
+        element = elt.id
+        test = next(
+            (
+                m
+                for g in pick.generators
+                for t in g.ifs
+                if (m := _names_element(t, element, tree, chosen)) is not None
+            ),
+            None,
+        )
+        for name in (t for t in assign.targets if isinstance(t, ast.Name)):
+            if test is not None:
+                found[(tree.function_of(assign), name.id)] = test
+    return found
+
+
+def _names_element(test: ast.expr, element: str, tree: Tree, chosen: Chosen) -> ast.expr | None:
+    """``element.name == chosen`` (or the other way round, or ``element["name"]``)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    if not isinstance(test.ops[0], ast.Eq):
+        return None
+    for side, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+        field = side.value if isinstance(side, (ast.Attribute, ast.Subscript)) else None
+        if (
+            isinstance(field, ast.Name)
+            and field.id == element
+            and model_chosen(other, tree, chosen)
+        ):
+            return test
+    return None
+
+
 def _handed_lookup(call: ast.Call, tree: Tree, chosen: Chosen) -> ast.expr | None:
     """``execute(tools[name], call["args"])``: an executor given the looked-up tool."""
     for arg in call.args:
@@ -293,6 +361,7 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
     if not (named or params):
         return
     aliases = _aliases(tree, names) if named else {}
+    picks = _next_picks(tree, names) if named else {}
     # a tool's own parameters: a table entry picked by one and run (a sub-agent by the name the
     # model wrote), not data read by one (``files[path]``, ``client.get_collection(name)``)
     picked = _aliases(tree, params, strict=True) if params else {}
@@ -305,6 +374,7 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
         if named:
             lookup = _lookup_of(call.func, tree, names, aliases)
             lookup = lookup or _handed_lookup(call, tree, names)
+            lookup = lookup or _matched_element(call, tree, names, picks)
         if lookup is not None and not takes_tool_input(call, tree, chosen):
             lookup = None
         if lookup is None and params and _runs(call):

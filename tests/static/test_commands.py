@@ -126,3 +126,34 @@ def test_a_match_on_the_models_command_is_a_dispatch(commands: Path, found: Foun
         ("coder/files.py", 4, "GK201", "read_file"),
         ("coder/files.py", 9, "GK201", "list_dir"),
     }
+
+
+@pytest.mark.parametrize(
+    "pick",
+    [
+        "        for tool in self.registry.values():\n"
+        "            if tool.name == name:\n"
+        "                return tool.run(**payload)\n",
+        "        tool = next(t for t in self.registry.values() if t.name == name)\n"
+        "        return tool.run(**payload)\n",
+    ],
+)
+def test_the_element_whose_name_is_the_models_choice_is_dispatched(
+    commands: Path, found: Found, pick: str
+) -> None:
+    # the registry searched for the tool the model named, in a helper handed the name
+    agent = commands / "kit" / "agent.py"
+    helper = f"    def call(self, name: str, payload: dict) -> str:\n{pick}\n"
+    agent.write_text(
+        agent.read_text()
+        .replace(
+            "self.registry[block.name].run(**block.input)", "self.call(block.name, block.input)"
+        )
+        .replace("    def step(self", helper + "    def step(self")
+    )
+    kit = {(p, r, s) for p, _, r, s in found() if p.startswith("kit/") and r != "GK102"}
+    assert kit == {
+        ("kit/agent.py", "GK202", "t.name == name" if "next(" in pick else "tool.name == name"),
+        ("kit/tools/files.py", "GK201", "ReadFile.run"),
+        ("kit/tools/shell.py", "GK201", "Shell.run"),
+    }
