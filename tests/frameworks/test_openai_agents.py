@@ -18,6 +18,7 @@ import pytest
 pytest.importorskip("agents")
 
 from agents import Agent, FunctionTool, function_tool
+from agents.tool import default_tool_error_function
 from agents.tool_context import ToolContext
 from guardkit.plugins.openai_agents import GUARDRAIL_NAME, GuardHooks, guard_tools
 
@@ -31,7 +32,8 @@ from tests.frameworks.openai_agents_kit import (  # noqa: F401 - the *_fixture n
     run,
 )
 
-GENERIC = "An error occurred while running the tool. Please try again."
+#: the SDK's own words for a tool that raised (they change between releases: asked, not copied)
+GENERIC = default_tool_error_function(None, RuntimeError("boom"))  # type: ignore[arg-type]
 NOT_ALLOWED = (
     "Denied by the policy guard: tool 'wipe' is not allowed. Nothing was done. Do not retry; "
     "choose another approach or ask a human."
