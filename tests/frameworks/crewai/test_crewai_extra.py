@@ -5,6 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.crewai  # also run by make test-crewai
+
 
 def test_importing_without_the_extra_names_it() -> None:
     code = "import sys; sys.modules['crewai'] = None\nimport guardkit.plugins.crewai\n"
