@@ -23,9 +23,10 @@ if not os.environ.get("GUARDKIT_TEST_CREWAI"):  # the crewai venv sets it: there
 
 from crewai import Agent, Crew, Task
 from crewai.llms.base_llm import BaseLLM
-from crewai.tools import tool
+from crewai.tools import BaseTool, tool
 from guardkit.plugins.crewai import guard
 
+import guardkit
 from guardkit import Guard, TurnDenied
 
 pytestmark = pytest.mark.crewai
@@ -54,6 +55,22 @@ def explode(x: int) -> str:
     raise ValueError("kaboom")
 
 
+@tool("whoami")
+def whoami(tag: str) -> str:
+    """Say which action this call runs under."""
+    RAN.append(f"whoami {tag}")
+    return f"{tag} {guardkit.current_action_id()}"
+
+
+class Lookup(BaseTool):
+    name: str = "lookup"
+    description: str = "Look a customer up."
+
+    def _run(self, who: str) -> str:
+        RAN.append(f"lookup {who}")
+        return f"{who} is a customer"
+
+
 @tool("fetch")
 async def fetch(url: str) -> str:
     """Fetch a page."""
@@ -63,6 +80,17 @@ async def fetch(url: str) -> str:
 
 
 Step = list[tuple[str, dict[str, Any]]] | str
+
+
+class ReAct(BaseLLM):
+    """A model without native function calling: CrewAI's ReAct text format."""
+
+    steps: list[str] = []  # noqa: RUF012 - a pydantic field
+    seen: list[str] = []  # noqa: RUF012
+
+    def call(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+        self.seen.append(json.dumps(messages, default=str))
+        return self.steps.pop(0) if self.steps else "Thought: done\nFinal Answer: ok"
 
 
 class Scripted(BaseLLM):
@@ -321,3 +349,112 @@ def test_only_guarded_agents_are_guarded_and_guarding_twice_changes_nothing(g: G
 def test_guard_takes_a_crew_or_an_agent() -> None:
     with pytest.raises(TypeError, match="takes a crewai Crew or Agent"):
         guard(object())  # type: ignore[type-var]
+
+
+def test_the_tool_runs_under_its_action_id(g: Guard) -> None:
+    g.create_agent("bot", policy(whoami={"cost": 0}))
+    llm = Scripted(model="scripted", steps=[[("whoami", {"tag": "t"})]])
+    guard(crew(llm, whoami), g.agent("bot")).kickoff()
+    [answer] = llm.tool_results(1)
+    action = next(
+        r["payload"]["action_id"]
+        for r in g.log("bot")["records"]
+        if r["kind"] == "action_requested" and r["payload"]["tool"] == "whoami"
+    )
+    assert answer == f"t {action}"
+
+
+def test_a_tool_class_is_guarded_added_late_too(g: Guard) -> None:
+    g.create_agent("bot", policy(lookup={"cost": 1}))
+    llm = Scripted(
+        model="scripted", steps=[[("lookup", {"who": "ann"})], [("wipe", {"path": "/"})]]
+    )
+    agents_crew = guard(crew(llm, Lookup()), g.agent("bot"))
+    agents_crew.agents[0].tools.append(wipe)
+    agents_crew.kickoff()
+    assert RAN == ["lookup ann"]
+    assert llm.tool_results(1) == ["ann is a customer"]
+    assert llm.tool_results(2)[-1].startswith("Denied by the policy guard")
+    assert outcomes(g, "bot") == ["success"] * 4
+
+
+def test_declared_checks_and_the_reserved_argument_are_refused(g: Guard, tmp_path: Any) -> None:
+    rule = {"cost": 0, "paths": {"path": {"allow": [str(tmp_path)]}}}
+    g.create_agent("bot", policy(wipe=rule))
+    steps = [[("wipe", {"path": "/etc"})], [("wipe", {"path": str(tmp_path), "_guardkit": {}})]]
+    llm = Scripted(model="scripted", steps=steps)
+    guard(crew(llm, wipe), g.agent("bot")).kickoff()
+    assert RAN == []
+    assert llm.tool_results(1)[0].startswith("Denied by the policy guard")
+    assert llm.tool_results(2)[-1].startswith("Denied by the policy guard")
+    codes = [
+        r["payload"]["reason"]["code"]
+        for r in g.log("bot")["records"]
+        if r["kind"] == "action_denied"
+    ]
+    assert codes == ["path_denied", "reserved_argument"]
+
+
+def test_a_call_crewai_answers_from_its_cache_is_not_run_again(g: Guard) -> None:
+    g.create_agent("bot", policy(pay={"cost": 1}))
+    llm = Scripted(model="scripted", steps=[[("pay", {"amount": 5})], [("pay", {"amount": 5})]])
+    guard(crew(llm, pay, cache=True), g.agent("bot")).kickoff()
+    assert RAN == ["pay 5"]
+    assert llm.tool_results(2)[-1] == "paid 5"
+    assert outcomes(g, "bot") == ["success", "success", "success", "failure", "success"]
+    assert g.status("bot")["scars"] == []  # not the agent's doing
+
+
+def test_react_text_format_denials_and_retries(g: Guard) -> None:
+    g.create_agent("bot", policy(explode={"cost": 1}))
+    steps = [
+        'Thought: pay\nAction: pay\nAction Input: {"amount": 5}',
+        'Thought: boom\nAction: explode\nAction Input: {"x": 1}',
+    ]
+    llm = ReAct(model="scripted", steps=steps)
+    guard(crew(llm, pay, explode), g.agent("bot")).kickoff()
+    assert "pay 5" not in RAN
+    assert "Denied by the policy guard: tool 'pay' is not allowed" in llm.seen[1]
+    # CrewAI runs a failing tool again on its own: each run is an action, reported failure.
+    runs = RAN.count("explode 1")
+    assert runs >= 2
+    assert [t for t, _ in requested(g, "bot")].count("explode") == runs
+    assert outcomes(g, "bot").count("failure") == runs
+
+
+def test_without_an_agent_guard_the_current_agent_is_asked(g: Guard) -> None:
+    g.create_agent("bot", policy(pay={"cost": 1}))
+    llm = Scripted(model="scripted", steps=[[("pay", {"amount": 1})]])
+    agents_crew = guard(crew(llm, pay))
+    with guardkit.use_agent(g.agent("bot")):
+        agents_crew.kickoff()
+    assert RAN == ["pay 1"]
+    assert [t for t, _ in requested(g, "bot")] == ["llm_turn", "pay", "llm_turn"]
+
+
+def test_a_guardkit_tool_function_is_handed_the_call_and_asks_once(g: Guard) -> None:
+    g.create_agent("bot", policy(refund={"cost": 3}))
+
+    @tool("refund")
+    @guardkit.tool
+    def refund(amount: int) -> str:
+        """Refund a customer."""
+        RAN.append(f"refund {amount}")
+        return f"refunded {amount}"
+
+    @tool("void")
+    @guardkit.tool
+    def void(order: str) -> str:
+        """Void an order."""
+        RAN.append(f"void {order}")
+        return "voided"
+
+    llm = Scripted(model="scripted", steps=[[("refund", {"amount": 3}), ("void", {"order": "o1"})]])
+    guard(crew(llm, refund, void), g.agent("bot")).kickoff()
+    assert RAN == ["refund 3"]
+    assert [t for t, _ in requested(g, "bot")].count("refund") == 1
+    assert [t for t, _ in requested(g, "bot")].count("void") == 1
+    answers = llm.tool_results(1)
+    assert "refunded 3" in answers
+    assert any(a.startswith("Denied by the policy guard") for a in answers)
+    assert g.status("bot")["spent"] == 3
