@@ -6,9 +6,12 @@ Run in the crewai venv (crewai cannot be installed beside the dev extras):
 One call is timed as CrewAI's executor makes it (``execute_single_native_tool_call``): a
 ``ToolCallHookContext``, the ``before_tool_call`` hooks, ``tool.run(**args)``, a second context
 with the result, the ``after_tool_call`` hooks; no model is in the figures. The bare call is made
-for an agent ``guard`` never took (the guard's hooks are registered for the process, and return at
-once for it); the guarded one for an agent passed through ``guard``. The guard is an allow-all
-``LocalAgent`` over ``:memory:`` and over a SQLite file with ``durability="normal"``.
+with no hook registered (the guard's are taken off the global lists for it), as in a process
+that never called ``guard``: CrewAI's dispatch is then a no-op, while with any hook registered it
+also emits a ``HookDispatchedEvent`` on its event bus per dispatch, two per call, which is part of
+what the integration costs (the row "hooks on, agent not guarded" shows it apart). The guarded
+call is made for an agent passed through ``guard``. The guard is an allow-all ``LocalAgent``
+over ``:memory:`` and over a SQLite file with ``durability="normal"``.
 
 ``measure(calls)`` returns the per-call latencies in seconds (``benchmarks/framework_overhead.py``
 imports it); ``__main__`` prints medians and the floor measured alongside: the same ``request`` +
@@ -32,7 +35,8 @@ for _name in ("CREWAI_DISABLE_TELEMETRY", "OTEL_SDK_DISABLED"):
 os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
 
 from crewai import Agent  # noqa: E402 - after telemetry is switched off
-from crewai.hooks import ToolCallHookContext  # noqa: E402
+from crewai.hooks import InterceptionPoint, ToolCallHookContext  # noqa: E402
+from crewai.hooks.dispatch import get_global_hook_list  # noqa: E402
 from crewai.hooks.tool_hooks import (  # noqa: E402
     run_after_tool_call_hooks,
     run_before_tool_call_hooks,
@@ -45,6 +49,7 @@ import guardkit  # noqa: E402
 
 POLICY = {"budget": 10**15, "scar_limit": 10, "tools": {}, "default_rule": {"cost": 0}}
 BARE = "crewai bare tool call"
+HOOKED = "crewai hooks on, agent not guarded"
 MEMORY = "crewai via guard (:memory:)"
 SQLITE = "crewai via guard (sqlite normal)"
 FLOOR = "decision alone: "
@@ -70,6 +75,26 @@ def _add() -> BaseTool:
 
 def _agent(found: BaseTool) -> Agent:
     return Agent(role="bench", goal="add", backstory="b", llm=_Idle(model="idle"), tools=[found])
+
+
+def _without_hooks(path: Call) -> Call:
+    """``path`` run as in a process where no tool-call hook is registered."""
+    lists = [
+        get_global_hook_list(p)
+        for p in (InterceptionPoint.PRE_TOOL_CALL, InterceptionPoint.POST_TOOL_CALL)
+    ]
+
+    def call(i: int) -> Any:
+        saved = [list(hooks) for hooks in lists]
+        for hooks in lists:
+            hooks.clear()
+        try:
+            return path(i)
+        finally:
+            for hooks, kept in zip(lists, saved, strict=True):
+                hooks.extend(kept)
+
+    return call
 
 
 def _tool_path(agent: Agent, found: BaseTool) -> Call:
@@ -128,7 +153,8 @@ def _all(calls: int) -> dict[str, list[float]]:
                 guarded_tool, bare_tool = _add(), _add()
                 guarded = guard(_agent(guarded_tool), g.agent("bench"))
                 paths = {
-                    BARE: _tool_path(_agent(bare_tool), bare_tool),
+                    BARE: _without_hooks(_tool_path(_agent(bare_tool), bare_tool)),
+                    HOOKED: _tool_path(_agent(bare_tool), bare_tool),
                     label: _tool_path(guarded, guarded_tool),
                     FLOOR + label: _decision_path(g.agent("floor")),
                 }
@@ -140,7 +166,12 @@ def _all(calls: int) -> dict[str, list[float]]:
 def measure(calls: int) -> dict[str, list[float]]:
     """Per-call latencies (seconds) of a bare CrewAI tool call and of the guarded one."""
     figures = _all(calls)
-    return {BARE: figures[BARE][:calls], MEMORY: figures[MEMORY], SQLITE: figures[SQLITE]}
+    return {
+        BARE: figures[BARE][:calls],
+        HOOKED: figures[HOOKED][:calls],
+        MEMORY: figures[MEMORY],
+        SQLITE: figures[SQLITE],
+    }
 
 
 def main() -> None:
@@ -149,8 +180,10 @@ def main() -> None:
     calls = parser.parse_args().calls
     figures = _all(calls)
     bare = statistics.median(figures[BARE]) * 1e6
+    hooked = statistics.median(figures[HOOKED]) * 1e6
     print(f"crewai tool call, median of {calls} calls (us)")
     print(f"  {BARE:52} {bare:9.2f}")
+    print(f"  {HOOKED:52} {hooked:9.2f}   CrewAI's dispatch events {hooked - bare:7.2f}")
     for label in (MEMORY, SQLITE):
         guarded = statistics.median(figures[label]) * 1e6
         decision = statistics.median(figures[FLOOR + label]) * 1e6
