@@ -458,3 +458,59 @@ def test_a_guardkit_tool_function_is_handed_the_call_and_asks_once(g: Guard) -> 
     assert "refunded 3" in answers
     assert any(a.startswith("Denied by the policy guard") for a in answers)
     assert g.status("bot")["spent"] == 3
+
+
+def test_approval_from_another_thread_in_akickoff(g: Guard) -> None:
+    g.create_agent("bot", policy(fetch={"cost": 1, "requires_approval": True}))
+    llm = Scripted(model="scripted", steps=[[("fetch", {"url": "u"})]])
+    agents_crew = guard(crew(llm, fetch), g.agent("bot"), poll=0.05, approval_timeout=10)
+
+    def approve() -> None:
+        for _ in range(500):
+            pending = g.pending("bot")
+            if pending:
+                g.approve("bot", pending[0]["action"]["action_id"], "alice")
+                return
+            time.sleep(0.02)
+
+    helper = threading.Thread(target=approve)
+    helper.start()
+    asyncio.run(agents_crew.akickoff())
+    helper.join()
+    assert RAN == ["fetch u"]
+    assert llm.tool_results(1) == ["page u"]
+
+
+class Broken(Scripted):
+    def call(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+        self.seen.append(messages)
+        raise ConnectionError("provider down")
+
+
+def test_a_model_call_that_raises_is_reported_failure(g: Guard) -> None:
+    g.create_agent("bot", policy())
+    llm = Broken(model="broken")
+    with pytest.raises(ConnectionError):
+        guard(crew(llm, max_retry_limit=0), g.agent("bot")).kickoff()
+    assert [t for t, _ in requested(g, "bot")] == ["llm_turn"] * len(llm.seen)
+    assert outcomes(g, "bot") == ["failure"] * len(llm.seen)
+
+
+def test_the_guard_hook_goes_last_and_sees_what_an_earlier_hook_changed(g: Guard) -> None:
+    from crewai.hooks import register_before_tool_call_hook, unregister_before_tool_call_hook
+
+    g.create_agent("bot", policy(pay={"cost": 1}))
+
+    def halve(context: Any) -> None:
+        if context.tool_name == "pay":
+            context.tool_input["amount"] = context.tool_input["amount"] // 2
+
+    llm = Scripted(model="scripted", steps=[[("pay", {"amount": 8})]])
+    agents_crew = guard(crew(llm, pay), g.agent("bot"))
+    register_before_tool_call_hook(halve)
+    try:
+        guard(agents_crew, g.agent("bot")).kickoff()  # guarding again puts the guard's hook last
+    finally:
+        unregister_before_tool_call_hook(halve)
+    assert RAN == ["pay 4"]
+    assert ("pay", {"amount": 4}) in requested(g, "bot")
