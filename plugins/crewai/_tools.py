@@ -65,18 +65,12 @@ def _before_tool_call(context: ToolCallHookContext) -> bool | None:
     settings = settings_of(context.agent)
     if settings is None or context.tool_name in settings.exempt:
         return None
-    if context.agent is not None:
-        gate(context.agent)  # an LLM given to the agent since ``guard``, before it is called
-    original = _wrap_tool(context.tool)
     arguments = context.tool_input
-    if getattr(original, _HANDED_OFF, False):
-        asked: tuple[AgentGuard, str | None] | Refusal = (settings.agent(), None)
-    else:
-        try:
-            asked = _ask(settings, context.tool_name, arguments)
-        # CrewAI swallows what a hook raises and runs the tool (fail-open): refuse it instead.
-        except Exception as exc:  # noqa: BLE001
-            asked = _guard_broke(exc)
+    try:
+        original, asked = _decide(context, settings)
+    # CrewAI swallows what a hook raises and runs the tool (fail-open): refuse it instead.
+    except Exception as exc:  # noqa: BLE001
+        original, asked = None, _guard_broke(exc)
     if isinstance(asked, Refusal):
         _calls[id(arguments)] = (arguments, asked)
         return False
@@ -86,6 +80,19 @@ def _before_tool_call(context: ToolCallHookContext) -> bool | None:
         with _lock:
             _open.setdefault(id(original), []).append(call)
     return None
+
+
+def _decide(
+    context: ToolCallHookContext, settings: Settings
+) -> tuple[BaseTool | None, tuple[AgentGuard, str | None] | Refusal]:
+    """The tool object (its body wrapped) and the guard's answer: who allowed it under which
+    action (``None``: a ``guardkit.tool`` function that asks itself), or the refusal."""
+    if context.agent is not None:
+        gate(context.agent)  # an LLM given to the agent since ``guard``, before it is called
+    original = _wrap_tool(context.tool)
+    if getattr(original, _HANDED_OFF, False):
+        return original, (settings.agent(), None)
+    return original, _ask(settings, context.tool_name, context.tool_input)
 
 
 def _after_tool_call(context: ToolCallHookContext) -> str | None:

@@ -514,3 +514,13 @@ def test_the_guard_hook_goes_last_and_sees_what_an_earlier_hook_changed(g: Guard
         unregister_before_tool_call_hook(halve)
     assert RAN == ["pay 4"]
     assert ("pay", {"amount": 4}) in requested(g, "bot")
+
+
+def test_a_guard_that_fails_while_deciding_refuses_the_call(g: Guard) -> None:
+    # CrewAI runs the tool when a hook raises: the guard refuses the call instead
+    g.create_agent("bot", policy(pay={"cost": 1}))
+    llm = Scripted(model="scripted", steps=[[("pay", {"amount": 1})]])
+    guard(crew(llm, pay), g.agent("bot"), costs={"pay": lambda args: args["missing"]}).kickoff()
+    assert RAN == []
+    [answer] = llm.tool_results(1)
+    assert answer.startswith("Error: the policy guard could not decide on this call (KeyError")
