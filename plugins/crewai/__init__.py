@@ -36,8 +36,9 @@ runs tool hooks on its worker threads, never on the event loop, so the wait hold
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from typing import TypeVar
+import functools
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, TypeVar
 
 from .._adapter import require
 
@@ -55,6 +56,8 @@ from ._turns import gate  # noqa: E402
 __all__ = ["CostFn", "guard"]
 
 Guardable = TypeVar("Guardable", Crew, BaseAgent)
+#: Set on a guarded agent whose copies are guarded too.
+_COPIES_FOLLOWED = "_guardkit_copies_followed"
 
 
 def guard(
@@ -88,10 +91,26 @@ def guard(
             f"{type(crew_or_agent).__name__}"
         )
     for member in members:
-        object.__setattr__(member, SETTINGS, settings)
-        gate(member)
+        _take(member, settings)
     install_hooks()
     return crew_or_agent
+
+
+def _take(agent: BaseAgent, settings: Settings) -> None:
+    object.__setattr__(agent, SETTINGS, settings)
+    gate(agent)
+    if getattr(agent, _COPIES_FOLLOWED, False):
+        return
+    copy: Callable[..., BaseAgent] = agent.copy
+
+    def guarded_copy(*args: Any, **kwargs: Any) -> BaseAgent:
+        clone = copy(*args, **kwargs)
+        _take(clone, getattr(agent, SETTINGS))  # the latest settings of the agent copied
+        return clone
+
+    # Crew.kickoff_for_each and friends run copies of the crew's agents (``agent.copy()``).
+    object.__setattr__(agent, "copy", functools.wraps(copy)(guarded_copy))
+    object.__setattr__(agent, _COPIES_FOLLOWED, True)
 
 
 def _crew_agents(crew: Crew) -> list[BaseAgent]:

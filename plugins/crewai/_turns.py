@@ -16,7 +16,8 @@ from ._settings import Settings, settings_of
 
 __all__ = ["MARK", "gate"]
 
-#: Set on an LLM object (or a tool object) whose calls already go through the guard.
+#: Set on an LLM object (its ``id``, as copies carry it too) or a tool object whose calls already
+#: go through the guard.
 MARK = "_guardkit_guarded"
 #: ``from_agent``'s position in ``BaseLLM.call(messages, tools, callbacks, available_functions,
 #: from_task, from_agent, ...)``, for a caller that passes it positionally.
@@ -28,7 +29,7 @@ def gate(agent: BaseAgent) -> None:
     fields = vars(agent)  # not getattr: reading the deprecated function_calling_llm warns
     for name in ("llm", "function_calling_llm"):
         llm = fields.get(name)
-        if isinstance(llm, BaseLLM) and not getattr(llm, MARK, False):
+        if isinstance(llm, BaseLLM) and getattr(llm, MARK, None) != id(llm):
             _gate_llm(llm)
 
 
@@ -38,6 +39,11 @@ def _caller(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Settings | None
 
 
 def _gate_llm(llm: BaseLLM) -> None:
+    if getattr(llm, MARK, None) is not None:
+        # A copy of a gated LLM (``Agent.copy`` makes shallow ones): its own methods, not those
+        # of the LLM it was copied from, get the gate.
+        for name in ("call", "acall", MARK):
+            vars(llm).pop(name, None)
     call: Callable[..., Any] = llm.call
     acall: Callable[..., Awaitable[Any]] = llm.acall
 
@@ -58,4 +64,4 @@ def _gate_llm(llm: BaseLLM) -> None:
     # LLMs are pydantic models: replace the methods on this instance only, past its __setattr__.
     object.__setattr__(llm, "call", functools.wraps(call)(gated_call))
     object.__setattr__(llm, "acall", functools.wraps(acall)(gated_acall))
-    object.__setattr__(llm, MARK, True)
+    object.__setattr__(llm, MARK, id(llm))

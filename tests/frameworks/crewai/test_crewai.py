@@ -524,3 +524,13 @@ def test_a_guard_that_fails_while_deciding_refuses_the_call(g: Guard) -> None:
     assert RAN == []
     [answer] = llm.tool_results(1)
     assert answer.startswith("Error: the policy guard could not decide on this call (KeyError")
+
+
+def test_kickoff_for_each_runs_guarded_copies(g: Guard) -> None:
+    g.create_agent("bot", policy(pay={"cost": 1}))
+    steps: list[Step] = [[("wipe", {"path": "/a"})], "done", [("pay", {"amount": 2})], "done"]
+    llm = Scripted(model="scripted", steps=steps)
+    guard(crew(llm, pay, wipe), g.agent("bot")).kickoff_for_each(inputs=[{"n": 1}, {"n": 2}])
+    assert RAN == ["pay 2"]
+    tools = [t for t, _ in requested(g, "bot")]
+    assert tools == ["llm_turn", "wipe", "llm_turn", "llm_turn", "pay", "llm_turn"]
