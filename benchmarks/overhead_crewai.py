@@ -30,22 +30,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-for _name in ("CREWAI_DISABLE_TELEMETRY", "OTEL_SDK_DISABLED"):
-    os.environ.setdefault(_name, "true")
+os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
 
-from crewai import Agent  # noqa: E402 - after telemetry is switched off
-from crewai.hooks import InterceptionPoint, ToolCallHookContext  # noqa: E402
-from crewai.hooks.dispatch import get_global_hook_list  # noqa: E402
-from crewai.hooks.tool_hooks import (  # noqa: E402
+from crewai import Agent
+from crewai.hooks import InterceptionPoint, ToolCallHookContext
+from crewai.hooks.dispatch import get_global_hook_list
+from crewai.hooks.tool_hooks import (
     run_after_tool_call_hooks,
     run_before_tool_call_hooks,
 )
-from crewai.llms.base_llm import BaseLLM  # noqa: E402
-from crewai.tools import BaseTool, tool  # noqa: E402
-from guardkit.plugins.crewai import guard  # noqa: E402
+from crewai.llms.base_llm import BaseLLM
+from crewai.tools import BaseTool, tool
+from guardkit.plugins.crewai import guard
 
-import guardkit  # noqa: E402
+import guardkit
 
 POLICY = {"budget": 10**15, "scar_limit": 10, "tools": {}, "default_rule": {"cost": 0}}
 BARE = "crewai bare tool call"

@@ -4,7 +4,8 @@ exclude. There ``GUARDKIT_TEST_CREWAI=1`` is set and a missing crewai fails the 
 suite the tests that need crewai are skipped.
 
 CrewAI's telemetry and trace uploads are switched off before crewai is first imported: the tests
-run offline.
+run offline. Only CrewAI's own switches: this conftest is loaded by the main suite too, where
+``OTEL_SDK_DISABLED`` would switch the tracing tests' OpenTelemetry SDK off.
 """
 
 from __future__ import annotations
@@ -15,6 +16,5 @@ for _name, _value in (
     ("CREWAI_DISABLE_TELEMETRY", "true"),
     ("CREWAI_DISABLE_TRACKING", "true"),
     ("CREWAI_TRACING_ENABLED", "false"),
-    ("OTEL_SDK_DISABLED", "true"),
 ):
     os.environ.setdefault(_name, _value)
