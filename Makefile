@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast fast-venv lint typecheck bench clean
+.PHONY: demo test test-fast fast-venv test-crewai crewai-venv lint typecheck bench clean
 
 DEMO_STAMP := $(VENV)/.installed-demo
 
@@ -56,6 +56,23 @@ FAST_TESTS ?=
 test-fast: fast-venv
 	GUARDKIT_TEST_SERVICES=none $(FAST_VENV)/bin/python -m pytest -q -n auto --maxprocesses 4 -m "not slow" -W error::ResourceWarning $(FAST_TESTS)
 
+# crewai cannot be installed beside the dev extras (crewai pins mcp<2, the mcp extra needs 2.3 or
+# later; it needs OpenTelemetry 1.45.1 or later, google-adk caps it at 1.44): its integration's
+# tests (tests/frameworks/crewai and the docs' CrewAI example, marker `crewai`) run in a venv of
+# their own, where they must not skip (GUARDKIT_TEST_CREWAI=1). `make crewai-venv` installs it
+# alone, which .ci/run starts while the main suite runs; a few seconds of tests follow.
+CREWAI_VENV ?= .venv-crewai
+crewai-venv: $(CREWAI_VENV)/.installed
+
+$(CREWAI_VENV)/.installed: pyproject.toml
+	test -x $(CREWAI_VENV)/bin/python || $(PYTHON) -m venv $(CREWAI_VENV)
+	$(CREWAI_VENV)/bin/python -m pip install --quiet -e '.[crewai]' pytest hypothesis > $(CREWAI_VENV)/install.log 2>&1 || (cat $(CREWAI_VENV)/install.log; exit 1)
+	touch $@
+
+test-crewai: crewai-venv
+	GUARDKIT_TEST_CREWAI=1 GUARDKIT_TEST_SERVICES=none CREWAI_DISABLE_TELEMETRY=true \
+	    CREWAI_TRACING_ENABLED=false $(CREWAI_VENV)/bin/python -m pytest -q -m crewai tests/frameworks/crewai tests/test_docs.py
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/guard_overhead.py
 	$(BIN)/python benchmarks/tool_overhead.py
@@ -63,6 +80,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/scan_speed.py
 	$(BIN)/python benchmarks/server_load.py
 	$(BIN)/python benchmarks/framework_overhead.py
+	$(MAKE) crewai-venv && $(CREWAI_VENV)/bin/python benchmarks/framework_overhead.py --only crewai
 
 clean:
 	rm -rf $(VENV) .venv-* build dist *.egg-info

@@ -12,6 +12,7 @@ Last, what the MCP proxy's pins and sanitising add to one ``tools/call`` with a 
 ``mcp_vetting.per_call``; target: at most 100 µs).
 
     python benchmarks/framework_overhead.py [--calls 2000] [--only smolagents,google_adk]
+    .venv-crewai/bin/python benchmarks/framework_overhead.py --only crewai
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ FRAMEWORKS = (
     "llama_index",
     "smolagents",
     "google_adk",
+    "crewai",  # in the crewai venv only: make crewai-venv (it conflicts with the dev extras)
     "mcp",
 )
 POLICY = {"budget": 10**12, "scar_limit": 10**9, "tools": {"t": {"cost": 0}}}

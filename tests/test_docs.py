@@ -3,23 +3,28 @@
 Each block runs in a fresh temporary directory (outside the checkout, so the installed
 ``guardkit`` is what it imports), offline, in its own interpreter: a block that defines pytest
 tests (``def test_``) is run by pytest, with guardkit's plugin loaded as an installed plugin is;
-any other block by ``python``. Blocks in docs/rules.md are the code the scanner reads (each
+any other block by ``python``. A block that imports crewai is marked ``crewai``: crewai cannot be
+installed beside the dev extras, so it runs in the crewai venv (``make test-crewai``) and is
+skipped where crewai is missing. Blocks in docs/rules.md are the code the scanner reads (each
 rule's examples, run through the scanner by tests/static): they are compiled, not run.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 _FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 _COMPILED_ONLY = {"docs/rules.md"}
+_CREWAI = re.compile(r"^(from|import) crewai\b", re.MULTILINE)
 
 
 def _documents() -> list[Path]:
@@ -41,10 +46,19 @@ def _blocks() -> list[tuple[str, int, str]]:
 BLOCKS = _blocks()
 
 
-@pytest.mark.parametrize(
-    ("document", "line", "code"), BLOCKS, ids=[f"{d}:{n}" for d, n, _ in BLOCKS]
-)
+def _param(document: str, line: int, code: str) -> Any:
+    marks = [pytest.mark.crewai] if _CREWAI.search(code) else []
+    return pytest.param(document, line, code, id=f"{document}:{line}", marks=marks)
+
+
+@pytest.mark.parametrize(("document", "line", "code"), [_param(*block) for block in BLOCKS])
 def test_snippet_runs_as_pasted(document: str, line: int, code: str, tmp_path: Path) -> None:
+    if (
+        _CREWAI.search(code)
+        and not os.environ.get("GUARDKIT_TEST_CREWAI")
+        and importlib.util.find_spec("crewai") is None
+    ):
+        pytest.skip("crewai runs in its own venv: make test-crewai")
     if document in _COMPILED_ONLY:
         compile(code, f"{document}:{line}", "exec")
         return

@@ -253,6 +253,7 @@ GATES = frozenset(
         "guardkit.plugins.llama_index.guard_tools",
         "guardkit.plugins.google_adk.guard",
         "guardkit.plugins.google_adk.GuardPlugin",
+        "guardkit.plugins.crewai.guard",
     }
 )
 #: context managers and functions that gate one model turn

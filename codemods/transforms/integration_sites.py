@@ -78,12 +78,16 @@ _LLAMA_INDEX = Integration(
 _GOOGLE_ADK = Integration(
     how="statement", module="guardkit.plugins.google_adk", name="guard", extra="google-adk"
 )
+_CREWAI = Integration(
+    how="statement", module="guardkit.plugins.crewai", name="guard", extra="crewai"
+)
 _LLAMA_AGENTS = "llama_index.core.agent.workflow"
 
 #: qualified callee -> the integration attached where it is called. Only frameworks guardkit
 #: has an integration for, in the versions it supports: mcp 1.x's ``FastMCP`` has no server
-#: middleware (its tools keep ``@guardkit.tool()``), nor do CrewAI or LangGraph's deprecated
-#: ``create_react_agent``. An ADK agent is guarded through the app or runner that runs it.
+#: middleware (its tools keep ``@guardkit.tool()``), nor does LangGraph's deprecated
+#: ``create_react_agent``. An ADK agent is guarded through the app or runner that runs it, a
+#: CrewAI agent through the crew it is in.
 INTEGRATIONS: dict[str, Integration] = {
     "langchain.agents.create_agent": _MIDDLEWARE,
     "langgraph.prebuilt.ToolNode": _TOOL_NODE,
@@ -111,6 +115,8 @@ INTEGRATIONS: dict[str, Integration] = {
     "google.adk.runners.InMemoryRunner": _GOOGLE_ADK,
     "google.adk.apps.App": _GOOGLE_ADK,
     "google.adk.apps.app.App": _GOOGLE_ADK,
+    "crewai.Crew": _CREWAI,
+    "crewai.crew.Crew": _CREWAI,
 }
 
 #: keywords of ``ToolNode`` that ``guarded_tool_node`` sets itself

@@ -594,6 +594,45 @@ CASES = {
         extras=("google-adk",),
         tools=("delete_repo",),
     ),
+    # a CrewAI agent is guarded through the crew it is in (the hooks and its LLM)
+    "crewai-crew": Case(
+        before="""
+            from crewai import Agent, Crew, Task
+            from crewai.tools import tool
+
+
+            @tool("delete_repo")
+            def delete_repo(name: str) -> str:
+                \"\"\"Delete a repository.\"\"\"
+                return name
+
+
+            ops = Agent(role="ops", goal="tidy up", backstory="an ops bot", tools=[delete_repo])
+            task = Task(description="Clean up", expected_output="a sentence", agent=ops)
+            crew = Crew(agents=[ops], tasks=[task])
+            crew.kickoff()
+            """,
+        after="""
+            from crewai import Agent, Crew, Task
+            from crewai.tools import tool
+            from guardkit.plugins.crewai import guard
+
+
+            @tool("delete_repo")
+            def delete_repo(name: str) -> str:
+                \"\"\"Delete a repository.\"\"\"
+                return name
+
+
+            ops = Agent(role="ops", goal="tidy up", backstory="an ops bot", tools=[delete_repo])
+            task = Task(description="Clean up", expected_output="a sentence", agent=ops)
+            crew = Crew(agents=[ops], tasks=[task])
+            guard(crew)
+            crew.kickoff()
+            """,
+        extras=("crewai",),
+        tools=("delete_repo",),
+    ),
     # ``**options`` may already hold middleware; create_react_agent has no integration
     "no-safe-site-keeps-the-decorator": Case(
         before="""
