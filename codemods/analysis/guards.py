@@ -7,7 +7,7 @@ import ast
 from .calls import CallIndex
 from .imports import ImportMap
 from .tree import Tree, dotted
-from .values import GUARDKIT, Values
+from .values import CLASS, GUARDKIT, Values
 
 __all__ = ["Guards"]
 
@@ -84,7 +84,22 @@ class Guards:
                 return "tool"
             if kind == "mcp_lowlevel" and expr.attr == "call_tool":
                 return "dispatcher"
-        return None
+        return "tool" if self._named_tool_decorator(expr, at) else None
+
+    def _named_tool_decorator(self, expr: ast.expr, at: ast.AST) -> bool:
+        """A decorator named for what it does, outside the catalog: ``@app.tool()``,
+        ``@server.async_tool``, ``@register_tool`` (the last word of its name is ``tool``), of a
+        library or of the project (a framework may be the project: its app's ``tool`` method
+        registers with itself); never guardkit's own."""
+        name = dotted(expr)
+        if name is None or name.rpartition(".")[2].lower().rpartition("_")[2] != "tool":
+            return False  # ``tool``, ``async_tool``, ``register_tool``; not ``tool_options``
+        qualname = self.imports.resolve(name) or ""
+        if qualname.startswith("guardkit.") or self.is_guard(expr, at):
+            return False
+        # on an object the catalog knows (an agent an integration gates...), it has spoken
+        kind = self.values.kind(expr.value, at) if isinstance(expr, ast.Attribute) else None
+        return kind is None or kind.startswith(CLASS)
 
     def self_guarded(self, func: ast.AST) -> bool:
         """Whether the function asks the guard itself (``guard.authorize(...)`` in its body)."""

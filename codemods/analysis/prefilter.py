@@ -4,8 +4,9 @@ A file is analysed only if it imports a model client, tool framework or guardkit
 named in the catalog), names a model endpoint (``/chat/completions``, ``/v1/messages``...: raw
 HTTP), hands ``tools=``/``functions=`` to something, reads a tool choice out of a response
 (``.tool_calls``, ``.choices[0].message``: a model call by a client the catalog does not know),
-passes ``model=`` and ``messages=`` (a chat turn, whatever the client), or binds a tool-ish
-dispatch table (``TOOLS = {``); the project index asks for more modules afterwards. Every
+passes ``model=`` and ``messages=`` (a chat turn, whatever the client), decorates a function
+with a decorator named for a tool (``@app.tool()``), or binds a tool-ish dispatch table
+(``TOOLS = {``); the project index asks for more modules afterwards. Every
 pattern starts with a literal (``import``, ``from``, ``=``) so the regular-expression engine can
 skip ahead quickly: on CPython's ``Lib/``-sized trees this test costs about as much as reading
 the files.
@@ -31,6 +32,9 @@ _SHAPE_WORDS = (b"tool_calls", b"function_call", b"choices[")
 _SHAPE_READ = re.compile(
     rb"\.tool_calls\b|\[[\"']tool_calls[\"']\]|\.function_call\b|\.choices\[0\]\.message"
 )
+#: a decorator named for registering a tool (``@app.tool()``, ``@register_tool``): a library
+#: outside the catalog (see ``Guards.tool_decorator``)
+_TOOL_DECORATOR = re.compile(rb"@[ \t]*(?:\w+\.)*(?:\w+_)?tool\b(?!\.)")
 _BY_CATALOG: dict[int, tuple[Catalog, re.Pattern[bytes], re.Pattern[bytes]]] = {}
 
 
@@ -88,4 +92,6 @@ def might_match(source: bytes, catalog: Catalog) -> bool:
         return True
     if b"messages=" in source and b"model=" in source:
         return True  # a chat turn by the keywords it is handed (see ``calls``)
+    if b"tool" in source and _TOOL_DECORATOR.search(source):
+        return True
     return _has_table(source)

@@ -157,3 +157,23 @@ def test_the_element_whose_name_is_the_models_choice_is_dispatched(
         ("kit/tools/files.py", "GK201", "ReadFile.run"),
         ("kit/tools/shell.py", "GK201", "Shell.run"),
     }
+
+
+def test_a_decorator_named_for_a_tool_registers_one_whatever_the_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, found: Found
+) -> None:
+    # a framework outside the catalog: its file imports no model SDK either
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "server.py").write_text(
+        "from agentapp import App, tool_options\n\n"
+        "app = App('ops')\n\n\n"
+        "@app.async_tool\n"
+        "async def restart(service: str) -> str:\n"
+        "    return service\n\n\n"
+        "@tool_options\n"  # adds --tool options to a command: not a tool
+        "def cli(tools: list[str]) -> None:\n"
+        "    print(tools)\n"
+    )
+    assert {(p, line, r, s) for p, line, r, s in found()} == {
+        ("server.py", 7, "GK201", "restart"),  # on the def line
+    }
