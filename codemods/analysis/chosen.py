@@ -14,7 +14,7 @@ import ast
 from collections.abc import Collection
 from functools import lru_cache
 
-from .tree import Tree, dotted, scope_statements
+from .tree import Tree, dotted
 
 __all__ = [
     "INPUT_FIELDS",
@@ -102,11 +102,11 @@ def local_function(func: ast.expr, tree: Tree, at: ast.AST) -> ast.AST | None:
     if isinstance(func, ast.Name):
         scope = tree.function_of(at)
         while isinstance(scope, _DEFS):
-            nested = _defined_in(scope.body, func.id)
+            nested = tree.definitions(scope).get(func.id)
             if nested is not None:
                 return nested
             scope = tree.function_of(scope)
-        return _defined_in(tree.top_level, func.id)
+        return tree.definitions(tree.module).get(func.id)
     if (
         isinstance(func, ast.Attribute)
         and isinstance(func.value, ast.Name)
@@ -115,16 +115,6 @@ def local_function(func: ast.expr, tree: Tree, at: ast.AST) -> ast.AST | None:
     ):
         return next((d for d in cls.body if isinstance(d, _DEFS) and d.name == func.attr), None)
     return None
-
-
-def _defined_in(body: list[ast.stmt], name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The function ``name`` a block defines in its own scope (through ``if``, ``try`` and
-    ``with``, not inside nested functions or classes); the last one wins."""
-    found = None
-    for stmt in scope_statements(body):
-        if isinstance(stmt, _DEFS) and stmt.name == name:
-            found = stmt
-    return found
 
 
 def _respells(func: ast.AST, tree: Tree) -> bool:

@@ -87,12 +87,41 @@ def _scoped_defs(tree: Tree) -> Iterator[tuple[str, Def]]:
                     yield f"{node.name}.{item.name}", item
 
 
+def _writers(tree: Tree, collections: set[str]) -> set[ast.AST]:
+    """The functions (and the functions around them) that write into one of ``collections``
+    (``TOOLS[name] = f``, ``TOOLS.append(f)``): the only ones that can be registrars."""
+    writes: list[ast.AST] = [
+        node
+        for node in tree.nodes(ast.Assign)
+        if any(
+            isinstance(t, ast.Subscript)
+            and isinstance(t.value, ast.Name)
+            and t.value.id in collections
+            for t in node.targets
+        )
+    ]
+    writes += [
+        node
+        for node in tree.nodes(ast.Call)
+        if isinstance(node.func, ast.Attribute)
+        and node.func.attr in _ADDS
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in collections
+    ]
+    return {p for node in writes for p, _ in tree.ancestors(node) if isinstance(p, _DEFS)}
+
+
 def registrars(tree: Tree, values: Values) -> dict[str, list[str]]:
     """Qualified name of each registrar of the module -> the collections it fills."""
     collections = _module_names(tree)
+    writers = _writers(tree, collections) if collections else set()
     found: dict[str, list[str]] = {}
+    if not writers:
+        return found  # most modules: nothing writes into a module-level collection
     for name, func in _scoped_defs(tree):
-        inner = [n for n in ast.walk(func) if isinstance(n, _DEFS)]
+        if func not in writers:
+            continue
+        inner = [n for n in ast.walk(func) if isinstance(n, _DEFS) and n in writers]
         filled = {c for f in inner for c in _stores(f) if c in collections}
         if filled:
             found[_qualified(values, name)] = sorted(_qualified(values, c) for c in filled)

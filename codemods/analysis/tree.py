@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-__all__ = ["FUNCTION_NODES", "LOOP_NODES", "LoopContext", "Tree", "dotted", "scope_statements"]
+__all__ = ["FUNCTION_NODES", "LOOP_NODES", "LoopContext", "Tree", "dotted"]
 
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 SCOPE_NODES = (*FUNCTION_NODES, ast.ClassDef)
@@ -48,18 +48,18 @@ def dotted(node: ast.expr) -> str | None:
     return None
 
 
-def scope_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+def _scope_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """``body``'s statements and those of its ``if``/``try``/``with`` blocks, which share its
     scope (not those of loops: a definition there is remade each turn)."""
     for stmt in body:
         yield stmt
         if isinstance(stmt, ast.If):
-            yield from scope_statements([*stmt.body, *stmt.orelse])
+            yield from _scope_statements([*stmt.body, *stmt.orelse])
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-            yield from scope_statements(stmt.body)
+            yield from _scope_statements(stmt.body)
         elif isinstance(stmt, ast.Try):
             handlers = [s for h in stmt.handlers for s in h.body]
-            yield from scope_statements([*stmt.body, *handlers, *stmt.orelse, *stmt.finalbody])
+            yield from _scope_statements([*stmt.body, *handlers, *stmt.orelse, *stmt.finalbody])
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +84,7 @@ class Tree:
         self._narrowed_names: set[str] = set()
         self._narrowed_tails: set[str] = set()
         self._top_level: list[ast.stmt] | None = None
+        self._definitions: dict[ast.AST, dict[str, ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         # One hand-rolled pass instead of many ast.walk() calls: ast.walk dominates the profile.
         stack: list[ast.AST] = [module]
         parents = self._parents
@@ -112,8 +113,25 @@ class Tree:
         ``with`` blocks, theirs (a function defined under ``if __name__ == "__main__":`` is a
         module-level function)."""
         if self._top_level is None:
-            self._top_level = list(scope_statements(self.module.body))
+            self._top_level = list(_scope_statements(self.module.body))
         return self._top_level
+
+    def definitions(self, scope: ast.AST) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+        """The functions ``scope`` (the module or a function) defines in its own scope, by name
+        (through ``if``, ``try`` and ``with`` blocks; the last definition wins)."""
+        found = self._definitions.get(scope)
+        if found is None:
+            if scope is self.module:
+                body = self.top_level
+            elif isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                body = list(_scope_statements(scope.body))
+            else:
+                body = []
+            found = {
+                s.name: s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+            }
+            self._definitions[scope] = found
+        return found
 
     def nodes(self, *types: type[T]) -> list[T]:
         """Every node of the given types, in a stable (depth-first) order."""
