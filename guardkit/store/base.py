@@ -589,8 +589,8 @@ class Transaction(abc.ABC):
             self._write_records(records)
             if witness is not None:
                 who, last, _ = records[-1]
-                if all(agent_id == who for agent_id, _, _ in records):
-                    # One agent (every decision but a spawn or a cascade): its last record.
+                if len(records) <= 2 and records[0][0] == who:
+                    # One agent's one or two records (a request, a report): its last one.
                     self._witnessing = [(who, last.seq, last.hash, last.signature)]
                 else:
                     heads = {agent_id: record for agent_id, record, _ in records}
