@@ -214,7 +214,8 @@ class Transaction(abc.ABC):
         self._loaded: dict[str, AgentState] = {}
         # Records are buffered and written together just before commit.
         self._records: list[tuple[str, Record, int]] = []
-        self._touched: set[tuple[str, int]] = set()
+        # Action rows this transaction changed in the store's cache (rare: made when needed).
+        self._touched: set[tuple[str, int]] | None = None
         # Agent locks held (stores with parallel writers), and agents being rebuilt: both rare,
         # so made when first needed.
         self._held: list[threading.Lock] | None = None
@@ -457,6 +458,8 @@ class Transaction(abc.ABC):
             row = self.store.actions.get(key)
             if row is not None:
                 apply_action(row, state.agent_id, action, record.seq, kind, payload, epoch)
+                if self._touched is None:
+                    self._touched = set()
                 self._touched.add(key)
         if announced is not False:
             event = build_event(record, payload, announced)
@@ -578,13 +581,20 @@ class Transaction(abc.ABC):
 
     def flush(self) -> None:
         """Write everything this transaction changed (called just before commit)."""
-        if self._records:
-            if self.store.witness is not None:
-                self.store.witness.check()  # a broken witness refuses before anything is written
-            self._write_records(self._records)
-            if self.store.witness is not None:
-                heads = {agent_id: record for agent_id, record, _ in self._records}
-                self._witnessing = [(a, r.seq, r.hash, r.signature) for a, r in heads.items()]
+        records = self._records
+        if records:
+            witness = self.store.witness
+            if witness is not None:
+                witness.check()  # a broken witness refuses before anything is written
+            self._write_records(records)
+            if witness is not None:
+                who, last, _ = records[-1]
+                if len(records) <= 2 and records[0][0] == who:
+                    # One agent's one or two records (a request, a report): its last one.
+                    self._witnessing = [(who, last.seq, last.hash, last.signature)]
+                else:
+                    heads = {agent_id: record for agent_id, record, _ in records}
+                    self._witnessing = [(a, r.seq, r.hash, r.signature) for a, r in heads.items()]
             self._records = []
         if self._events:
             self._write_events(self._events)
@@ -617,7 +627,7 @@ class Transaction(abc.ABC):
         for agent_id, state in self._loaded.items():
             if state.dirty and store.states.get(agent_id) is state:
                 del store.states[agent_id]
-        for key in self._touched:
+        for key in self._touched or ():
             store.actions.pop(key, None)
         self._release()
 

@@ -151,6 +151,10 @@ class SQLTransaction(Transaction):
         return None if row is None else int(row[0])
 
     def _write_records(self, records: list[tuple[str, Record, int]]) -> None:
+        if len(records) == 1:  # a report, an approval: one statement, no batch
+            agent_id, record, requested = records[0]
+            self._run(self.q.insert_records, (*record, agent_id, requested))
+            return
         self._many(
             self.q.insert_records,
             [(*record, agent_id, requested) for agent_id, record, requested in records],

@@ -30,7 +30,7 @@ import os
 import shlex
 import subprocess
 import threading
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from guardkit.errors import StoreError
 from guardkit.store.chain import json_str
@@ -45,6 +45,8 @@ _HEADER = b"guardkit-witness v1\n"
 GROUP_SYNC_SECONDS = 0.05
 
 
+#: A ``Head`` made without its generated ``__new__`` (a Python call per commit otherwise).
+_new_head: Any = tuple.__new__
 #: One witnessed head as it is appended: ``(agent, seq, hash, signature or None)``.
 Entry = tuple[str, int, str, str | None]
 
@@ -168,8 +170,12 @@ class FileWitness(Witness):
         self._offset = start + end
 
     def refresh(self) -> None:
-        self.check()  # before a transaction begins: refused, nothing written
-        self._read()
+        syncer = self._syncer
+        if syncer is not None and syncer.error is not None:
+            syncer.check(committed=False)  # before a transaction begins: refused, nothing written
+        # Most often nobody else appended: one small read at the end, nothing to parse.
+        if self._offset == 0 or os.pread(self._fd, 1, self._offset):
+            self._read()
 
     @property
     def size(self) -> int:
@@ -180,9 +186,10 @@ class FileWitness(Witness):
             self._syncer.check(committed=False)
 
     def append(self, heads: list[Entry], *, sync: bool) -> None:
-        if self._syncer is not None:
-            self._syncer.check(committed=True)
-        text = "".join(_line(*head) for head in heads).encode()
+        syncer = self._syncer
+        if syncer is not None and syncer.error is not None:
+            syncer.check(committed=True)
+        text = (_line(*heads[0]) if len(heads) == 1 else "".join(_line(*h) for h in heads)).encode()
         try:
             os.write(self._fd, text)
             if sync:
@@ -192,12 +199,15 @@ class FileWitness(Witness):
                 f"the head witness {self.path} could not be written ({exc}); the decision is "
                 "committed but not witnessed: fix the witness and reopen the store"
             ) from exc
-        for agent_id, seq, digest, _ in heads:
-            self._note(agent_id, seq, digest)
         # Our own lines need not be read back; others' (another process) still are. Under the
         # store's writer lock nobody else appends, so the file ended where this one had read.
         if self.exclusive or os.fstat(self._fd).st_size == self._offset + len(text):
             self._offset += len(text)
+        known = self.heads
+        for agent_id, seq, digest, _ in heads:
+            seen = known.get(agent_id)
+            if seen is None or seq >= seen.seq:
+                known[agent_id] = _new_head(Head, (seq, digest))
 
     def sync(self) -> None:
         if self._syncer is not None:
@@ -270,7 +280,7 @@ class _Syncer:
         self._fd, self._path = fd, path
         self._cond = threading.Condition()
         self._wanted = self._done = 0
-        self._error: OSError | None = None
+        self.error: OSError | None = None
         self._stopping = False
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, name="guardkit-witness", daemon=True)
@@ -279,8 +289,8 @@ class _Syncer:
     def check(self, *, committed: bool) -> None:
         """Raise if a background fsync failed: no commit is witnessed durably from then on;
         ``committed``: whether the decision at hand is already in the database."""
-        if self._error is not None:
-            raise _not_durable(self._path, self._error, committed=committed)
+        if self.error is not None:
+            raise _not_durable(self._path, self.error, committed=committed)
 
     def request(self) -> None:
         with self._cond:
@@ -308,7 +318,7 @@ class _Syncer:
                 os.fdatasync(self._fd)
             except OSError as exc:
                 with self._cond:
-                    self._error = exc
+                    self.error = exc
                     self._cond.notify_all()
                 return
             with self._cond:
