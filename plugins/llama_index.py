@@ -40,6 +40,7 @@ from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from ._adapter import require
+from ._settings import CostFn, GuardSettings
 
 require("llama_index.core", "llama-index")
 
@@ -58,12 +59,10 @@ from llama_index.core.tools import (  # noqa: E402
 from guardkit.dispatch import acall_tool, call_tool  # noqa: E402
 from guardkit.protocols import AgentGuard  # noqa: E402
 from guardkit.refusals import Refusal  # noqa: E402
-from guardkit.tools.scope import current_agent  # noqa: E402
 from guardkit.tools.turns import model_turn  # noqa: E402
 
 __all__ = ["CostFn", "guard", "guard_tools"]
 
-CostFn = Callable[[dict[str, Any]], Any]
 Guardable = TypeVar("Guardable", BaseWorkflowAgent, AgentWorkflow)
 #: Set on a tool object, an agent or a workflow whose calls already go through the guard.
 _MARK = "_guardkit_guarded"
@@ -72,27 +71,6 @@ _SETTINGS = "_guardkit_settings"
 #: The tool object whose guarded call is running (its own ``acall`` calling its ``call`` is the
 #: same action, not a second one).
 _RUNNING: ContextVar[int | None] = ContextVar("guardkit_llama_index_tool", default=None)
-
-
-class _Settings:
-    __slots__ = ("approval_timeout", "costs", "exempt", "guard", "poll")
-
-    def __init__(
-        self,
-        guard_agent: AgentGuard | None,
-        costs: dict[str, CostFn],
-        approval_timeout: float,
-        poll: float,
-        exempt: frozenset[str],
-    ) -> None:
-        self.guard = guard_agent
-        self.costs = costs
-        self.approval_timeout = approval_timeout
-        self.poll = poll
-        self.exempt = exempt
-
-    def agent(self) -> AgentGuard:
-        return self.guard if self.guard is not None else current_agent("LlamaIndex call")
 
 
 def guard(
@@ -158,8 +136,10 @@ def _settings(
     approval_timeout: float,
     poll: float,
     exempt: Collection[str],
-) -> _Settings:
-    return _Settings(guard_agent, dict(costs or {}), approval_timeout, poll, frozenset(exempt))
+) -> GuardSettings:
+    return GuardSettings(
+        "LlamaIndex", guard_agent, dict(costs or {}), approval_timeout, poll, frozenset(exempt)
+    )
 
 
 def _patch(owner: object, name: str, replacement: Callable[..., Any]) -> None:
@@ -167,8 +147,8 @@ def _patch(owner: object, name: str, replacement: Callable[..., Any]) -> None:
     object.__setattr__(owner, name, functools.wraps(getattr(owner, name))(replacement))
 
 
-def _current(owner: object) -> _Settings:
-    settings: _Settings = getattr(owner, _SETTINGS)
+def _current(owner: object) -> GuardSettings:
+    settings: GuardSettings = getattr(owner, _SETTINGS)
     return settings
 
 
@@ -194,7 +174,7 @@ def _gated(owner: object, call: Callable[..., Awaitable[Any]]) -> Callable[..., 
     return gated
 
 
-def _guard_agent(agent: BaseWorkflowAgent, settings: _Settings) -> None:
+def _guard_agent(agent: BaseWorkflowAgent, settings: GuardSettings) -> None:
     object.__setattr__(agent, _SETTINGS, settings)
     if getattr(agent, _MARK, False):
         return
@@ -204,7 +184,7 @@ def _guard_agent(agent: BaseWorkflowAgent, settings: _Settings) -> None:
     object.__setattr__(agent, _MARK, True)
 
 
-def _guard_workflow(workflow: AgentWorkflow, settings: _Settings) -> None:
+def _guard_workflow(workflow: AgentWorkflow, settings: GuardSettings) -> None:
     object.__setattr__(workflow, _SETTINGS, settings)
     for member in workflow.agents.values():
         _guard_agent(member, settings)
@@ -225,7 +205,7 @@ def _guard_workflow(workflow: AgentWorkflow, settings: _Settings) -> None:
     object.__setattr__(workflow, _MARK, True)
 
 
-def _guard_tool(tool: AsyncBaseTool, settings: _Settings) -> None:
+def _guard_tool(tool: AsyncBaseTool, settings: GuardSettings) -> None:
     """Hand ``tool``'s calls to the guard (``tool(...)`` goes through ``call``). A tool object
     guarded again (the same tool in another agent) answers to the latest ``guard``'s settings.
     A sync-only tool reaches here in the adapter ``get_tools`` makes for it on each call."""

@@ -38,6 +38,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
 from ._adapter import require
+from ._settings import CostFn, GuardSettings
 
 require("smolagents", "smolagents")
 
@@ -45,12 +46,10 @@ from smolagents import MultiStepAgent, Tool  # noqa: E402 - after the check that
 
 from guardkit.dispatch import call_tool  # noqa: E402
 from guardkit.protocols import AgentGuard, KnowsPolicy  # noqa: E402
-from guardkit.tools.scope import current_agent  # noqa: E402
 from guardkit.tools.turns import LLM_TURN, model_turn  # noqa: E402
 
 __all__ = ["CostFn", "guard"]
 
-CostFn = Callable[[dict[str, Any]], Any]
 #: Set on a tool object or a model whose calls already go through the guard.
 _MARK = "_guardkit_guarded"
 #: On a guarded tool or model: the settings of the latest ``guard`` call that took it.
@@ -72,33 +71,14 @@ def guard(
     asks ``guardkit.current_agent()`` at each call. ``costs`` maps a tool name to the charge of
     a call from its arguments (else the policy's cost). Calling ``guard`` twice changes nothing.
     """
-    settings = _Settings(guard_agent, dict(costs or {}), approval_timeout, poll, frozenset(exempt))
+    settings = GuardSettings(
+        "smolagents", guard_agent, dict(costs or {}), approval_timeout, poll, frozenset(exempt)
+    )
     for member in _team(agent):
         _guard_tools(member, settings)
         _gate_model(member, settings)
         _cap_steps(member, guard_agent)
     return agent
-
-
-class _Settings:
-    __slots__ = ("approval_timeout", "costs", "exempt", "guard", "poll")
-
-    def __init__(
-        self,
-        guard_agent: AgentGuard | None,
-        costs: dict[str, CostFn],
-        approval_timeout: float,
-        poll: float,
-        exempt: frozenset[str],
-    ) -> None:
-        self.guard = guard_agent
-        self.costs = costs
-        self.approval_timeout = approval_timeout
-        self.poll = poll
-        self.exempt = exempt
-
-    def agent(self) -> AgentGuard:
-        return self.guard if self.guard is not None else current_agent("smolagents call")
 
 
 def _team(agent: MultiStepAgent) -> Iterator[MultiStepAgent]:
@@ -114,13 +94,13 @@ def _team(agent: MultiStepAgent) -> Iterator[MultiStepAgent]:
         todo.extend(m for m in getattr(member, "managed_agents", {}).values())
 
 
-def _guard_tools(agent: MultiStepAgent, settings: _Settings) -> None:
+def _guard_tools(agent: MultiStepAgent, settings: GuardSettings) -> None:
     for name, tool in list(agent.tools.items()):
         if name not in settings.exempt and isinstance(tool, Tool):
             _guard_tool(tool, settings)
 
 
-def _guard_tool(tool: Tool, settings: _Settings) -> None:
+def _guard_tool(tool: Tool, settings: GuardSettings) -> None:
     """Hand ``tool``'s calls to the guard. A tool object guarded again (the same module-level
     tool in another agent) answers to the latest ``guard`` call's agent guard."""
     setattr(tool, _SETTINGS, settings)
@@ -136,7 +116,7 @@ def _guard_tool(tool: Tool, settings: _Settings) -> None:
             raise TypeError(
                 f"{name}() takes {len(names)} positional arguments but {len(args)} were given"
             )
-        current: _Settings = getattr(tool, _SETTINGS)
+        current: GuardSettings = getattr(tool, _SETTINGS)
         return call_tool(
             name,
             {**dict(zip(names, args, strict=False)), **kwargs},
@@ -166,7 +146,7 @@ def _parameter_names(forward: Callable[..., Any], tool: Tool) -> list[str]:
     return positional or list(tool.inputs)
 
 
-def _gate_model(agent: MultiStepAgent, settings: _Settings) -> None:
+def _gate_model(agent: MultiStepAgent, settings: GuardSettings) -> None:
     model = agent.model
     setattr(model, _SETTINGS, (agent, settings))
     if getattr(model, _MARK, False):

@@ -49,7 +49,7 @@ from crewai.agents.agent_builder.base_agent import BaseAgent  # noqa: E402
 
 from guardkit.protocols import AgentGuard  # noqa: E402
 
-from ._settings import SETTINGS, CostFn, Settings  # noqa: E402
+from ._settings import SETTINGS, CostFn, GuardSettings  # noqa: E402
 from ._tools import install_hooks  # noqa: E402
 from ._turns import gate  # noqa: E402
 
@@ -80,7 +80,9 @@ def guard(
     >>> crew = guard(Crew(agents=[clerk], tasks=[task]), g.agent("clerk"),
     ...              costs={"pay": lambda args: args["amount"]})
     """
-    settings = Settings(guard_agent, dict(costs or {}), approval_timeout, poll, frozenset(exempt))
+    settings = GuardSettings(
+        "CrewAI", guard_agent, dict(costs or {}), approval_timeout, poll, frozenset(exempt)
+    )
     if isinstance(crew_or_agent, Crew):
         members = _crew_agents(crew_or_agent)
     elif isinstance(crew_or_agent, BaseAgent):
@@ -96,7 +98,7 @@ def guard(
     return crew_or_agent
 
 
-def _take(agent: BaseAgent, settings: Settings) -> None:
+def _take(agent: BaseAgent, settings: GuardSettings) -> None:
     object.__setattr__(agent, SETTINGS, settings)
     gate(agent)
     if getattr(agent, _COPIES_FOLLOWED, False):

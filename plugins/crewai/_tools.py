@@ -29,7 +29,7 @@ from guardkit.tools.flow import Flow, drive, stops_on_failure
 from guardkit.tools.handoff import guarded, running
 from guardkit.tools.outcome import report
 
-from ._settings import Settings, settings_of
+from ._settings import GuardSettings, settings_of
 from ._turns import MARK, gate
 
 __all__ = ["install_hooks"]
@@ -42,7 +42,7 @@ _HANDED_OFF = "_guardkit_handed_off"
 class _Call:
     """A call the before hook allowed, until its after hook has reported it."""
 
-    settings: Settings
+    settings: GuardSettings
     guard: AgentGuard
     #: None for a tool already guarded by ``guardkit.tool``: it asks the guard itself, once.
     action_id: str | None
@@ -83,7 +83,7 @@ def _before_tool_call(context: ToolCallHookContext) -> bool | None:
 
 
 def _decide(
-    context: ToolCallHookContext, settings: Settings
+    context: ToolCallHookContext, settings: GuardSettings
 ) -> tuple[BaseTool | None, tuple[AgentGuard, str | None] | Refusal]:
     """The tool object (its body wrapped) and the guard's answer: who allowed it under which
     action (``None``: a ``guardkit.tool`` function that asks itself), or the refusal."""
@@ -229,7 +229,7 @@ def _take(key: int, kwargs: Mapping[str, Any]) -> tuple[_Call | None, bool]:
 
 
 def _ask(
-    settings: Settings, name: str, arguments: dict[str, Any]
+    settings: GuardSettings, name: str, arguments: dict[str, Any]
 ) -> tuple[AgentGuard, str] | Refusal:
     agent = settings.agent()
     cost_fn = settings.costs.get(name)
@@ -246,7 +246,7 @@ def _ask(
 
 
 def _asking(
-    agent: AgentGuard, settings: Settings, name: str, arguments: dict[str, Any], cost: Any
+    agent: AgentGuard, settings: GuardSettings, name: str, arguments: dict[str, Any], cost: Any
 ) -> Flow[str | Refusal]:
     """Check the declared rules, request, wait for a human: the action id, or the refusal."""
     try:

@@ -12,7 +12,7 @@ from crewai.llms.base_llm import BaseLLM
 
 from guardkit.tools.turns import model_turn
 
-from ._settings import Settings, settings_of
+from ._settings import GuardSettings, settings_of
 
 __all__ = ["MARK", "gate"]
 
@@ -33,7 +33,7 @@ def gate(agent: BaseAgent) -> None:
             _gate_llm(llm)
 
 
-def _caller(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Settings | None:
+def _caller(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> GuardSettings | None:
     owner = kwargs.get("from_agent", args[_FROM_AGENT] if len(args) > _FROM_AGENT else None)
     return settings_of(owner)
 
