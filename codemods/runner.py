@@ -395,19 +395,7 @@ class _Run:
             return []
         words = {d.rpartition(".")[2] for d in new} | {m.rpartition(".")[2] for m in new.values()}
         pattern = importing(sorted(w for w in words if w.isidentifier()))
-        roots = {m.partition(".")[0] for m in new.values() if "." in m}
-        folders = {
-            os.path.dirname(path)
-            for path, record in self.records.items()
-            if record.summary is not None and record.summary["module"] in new.values()
-        }
-        near = [
-            path
-            for path in files
-            if self.names[path].partition(".")[0] in roots
-            or ("." not in self.names[path] and os.path.dirname(path) in folders)
-        ]
-        return self._skipped_matching(near, pattern)
+        return self._skipped_matching(self._near(files, set(new.values())), pattern)
 
     def _builders_of_tool_classes(self, files: list[str]) -> list[str]:
         """Files, anywhere in the project (examples, apps), that import a class whose
@@ -458,22 +446,25 @@ class _Run:
         and ``(`` are written."""
         if not methods:
             return []
-        roots = {m.partition(".")[0] for m in methods.values() if "." in m}
+        near = self._near(files, set(methods.values()))
+        names = rb"(?:" + b"|".join(re.escape(m.encode()) for m in sorted(methods)) + rb")"
+        return self._skipped_matching(near, re.compile(before + names + rb"\s*\("))
+
+    def _near(self, files: list[str], modules: set[str]) -> list[str]:
+        """The files of ``modules``' top-level packages, and for a top-level script the scripts
+        of its folder."""
+        roots = {m.partition(".")[0] for m in modules if "." in m}
         folders = {
             os.path.dirname(path)
             for path, record in self.records.items()
-            if record.summary is not None
-            and "." not in record.summary["module"]
-            and record.summary["module"] in methods.values()
+            if record.summary is not None and record.summary["module"] in modules
         }
-        near = [
+        return [
             path
             for path in files
             if self.names[path].partition(".")[0] in roots
             or ("." not in self.names[path] and os.path.dirname(path) in folders)
         ]
-        names = rb"(?:" + b"|".join(re.escape(m.encode()) for m in sorted(methods)) + rb")"
-        return self._skipped_matching(near, re.compile(before + names + rb"\s*\("))
 
     def _skipped_matching(self, files: list[str], pattern: re.Pattern[bytes]) -> list[str]:
         """The files of ``files`` not analysed yet whose text ``pattern`` matches."""
