@@ -174,20 +174,27 @@ TOOL_SERVER_CLIENTS: dict[str, str] = {
     "pydantic_ai.toolsets.FunctionToolset": "pydantic_ai",
 }
 
-#: ``Tool(func=...)`` style constructors -> keyword naming the callable
-TOOL_CONSTRUCTORS: dict[str, str] = {
-    "langchain.tools.Tool": "func",
-    "langchain_core.tools.Tool": "func",
-    "langchain.agents.Tool": "func",
-    "langchain_core.tools.StructuredTool.from_function": "func",
-    "langchain.tools.StructuredTool.from_function": "func",
-    "langchain_core.tools.StructuredTool": "func",
-    "llama_index.core.tools.FunctionTool.from_defaults": "fn",
-    "agents.FunctionTool": "on_invoke_tool",
-    "pydantic_ai.Tool": "function",
-    "pydantic_ai.tools.Tool": "function",
-    "google.adk.tools.FunctionTool": "func",
+#: ``Tool(func=...)`` style constructors -> the position of the callable they make a tool of,
+#: when it may be given positionally (``FunctionTool.from_defaults(fn)``, ``Tool(name, func)``);
+#: by keyword it is any of :data:`TOOL_CALLABLE_KEYWORDS`
+TOOL_CONSTRUCTORS: dict[str, int | None] = {
+    "langchain.tools.Tool": 1,
+    "langchain_core.tools.Tool": 1,
+    "langchain.agents.Tool": 1,
+    "langchain_core.tools.StructuredTool.from_function": 0,
+    "langchain.tools.StructuredTool.from_function": 0,
+    "langchain_core.tools.StructuredTool": None,
+    "llama_index.core.tools.FunctionTool.from_defaults": 0,
+    "llama_index.core.tools.FunctionTool": None,
+    "agents.FunctionTool": None,
+    "pydantic_ai.Tool": 0,
+    "pydantic_ai.tools.Tool": 0,
+    "google.adk.tools.FunctionTool": 0,
 }
+#: keywords of a tool constructor that name the callable (sync or async) it runs
+TOOL_CALLABLE_KEYWORDS = frozenset(
+    {"func", "fn", "async_fn", "coroutine", "function", "on_invoke_tool"}
+)
 
 #: base classes whose subclasses are tools, with the method the framework calls
 TOOL_BASES: dict[str, tuple[str, ...]] = {

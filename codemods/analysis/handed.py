@@ -17,11 +17,11 @@ import ast
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .catalog import TOOL_HOOKS, TOOL_SERVER_CLIENTS
+from .catalog import TOOL_CALLABLE_KEYWORDS, TOOL_CONSTRUCTORS, TOOL_HOOKS, TOOL_SERVER_CLIENTS
 from .tree import FUNCTION_NODES, Tree, dotted
 from .values import Values
 
-__all__ = ["Handed", "TOOL_KEYWORDS", "hand_over", "tool_arguments", "tool_names"]
+__all__ = ["Handed", "TOOL_KEYWORDS", "hand_over", "made_tools", "tool_arguments", "tool_names"]
 
 Def = ast.FunctionDef | ast.AsyncFunctionDef
 #: keyword arguments that hand tools to a model or an agent
@@ -98,10 +98,29 @@ def _is_gate(call: ast.Call, values: Values) -> bool:
     return values.qualify(dotted(call.func)) in values.catalog.gates
 
 
+def made_tools(call: ast.Call, values: Values) -> list[ast.expr]:
+    """The callable a framework makes a tool of: ``Tool(name, func)``,
+    ``FunctionTool.from_defaults(async_fn=f)``, a tool decorator called on it (``tool(f)``,
+    ``function_tool(f)``, ``tool("search")(f)``)."""
+    resolved = values.imports.resolve(dotted(call.func)) or ""
+    if resolved in TOOL_CONSTRUCTORS:
+        found = [k.value for k in call.keywords if k.arg in TOOL_CALLABLE_KEYWORDS]
+        position = TOOL_CONSTRUCTORS[resolved]
+        if position is not None and len(call.args) > position:
+            found.append(call.args[position])
+        return found
+    decorator = call.func.func if isinstance(call.func, ast.Call) else call.func
+    named = call.args[:1] if len(call.args) == 1 and not call.keywords else []
+    if named and values.imports.resolve(dotted(decorator)) in values.catalog.tool_decorators:
+        return named  # the decorator applied by hand
+    return []
+
+
 def tool_arguments(call: ast.Call, values: Values) -> list[ast.expr]:
     """The arguments of ``call`` that hand tools to a model or an agent."""
     found = [k.value for k in call.keywords if k.arg in TOOL_KEYWORDS]
     found += _spec_callables(call)
+    found += [m for m in made_tools(call, values) if isinstance(m, ast.Name)]
     name = values.qualify(dotted(call.func)) or ""
     method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
     position = TOOL_POSITIONS.get(name, TOOL_POSITIONS.get(method))
@@ -242,21 +261,49 @@ class _Resolver:
         for scope in self.values.scope_chain(at):
             key = (scope, expr.id)
             if scope is self.tree.module:
+                # ``tools = [add, search]`` at module level, then ``Agent(tools=tools)``
+                if key in self.assigned and self.values.qualify(expr.id) is None:
+                    self._assigned(key, out, names, seen, depth)
+                    return
                 break
             if isinstance(scope, FUNCTION_NODES) and expr.id in _parameters(scope):
-                return  # a parameter: what callers pass is not followed here
+                names.extend(self._parameter(scope, expr.id))
+                return
             if key in self.defs:
                 out.local.append(self.defs[key])
                 return
             if key in self.assigned:
-                if key not in seen:
-                    seen.add(key)
-                    for value in self.assigned[key]:
-                        self._walk(value, value, out, names, seen, depth + 1)
+                self._assigned(key, out, names, seen, depth)
                 return
         name = self.values.qualify(expr.id)
         if name:
             names.append(name)
+
+    def _assigned(
+        self,
+        key: tuple[ast.AST, str],
+        out: Handed,
+        names: list[str],
+        seen: set[tuple[ast.AST, str]],
+        depth: int,
+    ) -> None:
+        if key not in seen:
+            seen.add(key)
+            for value in self.assigned[key]:
+                self._walk(value, value, out, names, seen, depth + 1)
+
+    def _parameter(self, scope: ast.AST, param: str) -> list[str]:
+        """What the callers of a module-level function or a method pass its parameter
+        (``def build(llm, tools): return create_react_agent(llm, tools)``): an ``arg:`` ref."""
+        owner = self.tree.parent(scope)
+        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) or not (
+            owner is self.tree.module or isinstance(owner, ast.ClassDef)
+        ):
+            return []
+        parts = [owner.name] if isinstance(owner, ast.ClassDef) else []
+        if not parts or scope.name != "__init__":  # a constructor's: the class's
+            parts.append(scope.name)
+        return [f"arg:{param}:" + ".".join(p for p in (self.values.module, *parts) if p)]
 
     def _attribute(
         self,
@@ -274,10 +321,7 @@ class _Resolver:
             key = (cls, expr.attr)
             if key in self.assigned:
                 # an attribute the class's methods set: what they store there
-                if key not in seen:
-                    seen.add(key)
-                    for value in self.assigned[key]:
-                        self._walk(value, value, out, names, seen, depth + 1)
+                self._assigned(key, out, names, seen, depth)
                 return
             names.append(f"self:{self.values.local_name(cls.name)}.{expr.attr}")
             return

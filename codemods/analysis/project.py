@@ -306,16 +306,20 @@ class ProjectIndex:
 
     def _passed(self, ref: str) -> set[str]:
         """``arg:<parameter>:<class>``: the names callers pass the class (or a subclass) there,
-        by keyword or by position."""
-        _, param, cls = ref.split(":", 2)
-        classes = set(self._hierarchy(self.canonical(cls), up=False))
+        by keyword or by position; ``arg:<parameter>:<function>``: what callers pass the
+        function there."""
+        _, param, owner = ref.split(":", 2)
+        owner = self.canonical(owner)
+        function = owner in self.functions and owner not in self.classes
+        callees = {owner} if function else set(self._hierarchy(owner, up=False))
         found: set[str] = set()
         for summary in self._summaries:
             for callee, key, names in summary["listed"]:
                 target = self.canonical(callee)
-                if target not in classes:
+                if target not in callees:
                     continue
-                params = self.functions.get(f"{target}.__init__", {"params": []})["params"]
+                run = target if function else f"{target}.__init__"
+                params = self.functions.get(run, {"params": []})["params"]
                 position = [p for p in params if p != "self"]
                 if key == param or (key.isdigit() and position[int(key) : int(key) + 1] == [param]):
                     found.update(names)

@@ -21,6 +21,7 @@ Calls are written as *refs* the project index resolves across files:
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from typing import TypedDict
 
 from .calls import CallIndex
@@ -219,7 +220,9 @@ def _elements(expr: ast.expr, values: Values) -> list[str]:
     return [name] if name else []
 
 
-def _listed(call: ast.Call, ref: str, values: Values) -> list[tuple[str, str, list[str]]]:
+def _listed(
+    call: ast.Call, ref: str, values: Values, collections: Collection[str]
+) -> list[tuple[str, str, list[str]]]:
     """The list, tuple and set literals of project names ``call`` passes, by position or
     keyword, and the instances it passes built there (``converse(client, FileTools(root))``)."""
     given = [(str(i), a) for i, a in enumerate(call.args)]
@@ -228,9 +231,29 @@ def _listed(call: ast.Call, ref: str, values: Values) -> list[tuple[str, str, li
     for key, value in given:
         if isinstance(value, (ast.List, ast.Tuple, ast.Set, ast.Call)):
             names = _elements(value, values)
-            if names:
-                found.append((ref, key, names))
+        elif isinstance(value, ast.Name) and value.id in collections:
+            # ``tools = [...]`` at module level, not rebound where the call is
+            scope = values.tree.function_of(call)
+            if scope is not values.tree.module and _binds(scope, value.id):
+                continue
+            names = [qualified(values.module, value.id)]
+        else:
+            continue
+        if names:
+            found.append((ref, key, names))
     return found
+
+
+def _binds(scope: ast.AST, name: str) -> bool:
+    """``name`` is a parameter of the function ``scope`` or assigned in it."""
+    if isinstance(scope, _DEFS):
+        params = {a.arg for a in ast.walk(scope.args) if isinstance(a, ast.arg)}
+        if name in params:
+            return True
+    return any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+        for n in ast.walk(scope)
+    )
 
 
 def _callee(call: ast.Call, values: Values) -> list[str]:
@@ -390,6 +413,8 @@ def summarize(
     ungated = {id(c.node) for c in calls.model if not c.gated}
     looped: set[str] = set()
     listed: list[tuple[str, str, list[str]]] = []
+    collections = _collections(tree, values)
+    collected = {q.rpartition(".")[2] for q in collections}
     for call in tree.nodes(ast.Call):
         facts = facts_of(call)
         if id(call) in ungated:
@@ -399,7 +424,7 @@ def summarize(
         if called and called not in facts["calls"]:
             facts["calls"].append(called)
         if ref and ":" not in ref:
-            listed += _listed(call, ref, values)
+            listed += _listed(call, ref, values, collected)
             for index, arg in enumerate(call.args):
                 kind = (
                     values.reference_kind(arg, call) if not isinstance(arg, ast.Starred) else None
@@ -423,7 +448,7 @@ def summarize(
         imports=dict(values.imports.names),
         functions=functions,
         classes=classes,
-        collections=_collections(tree, values),
+        collections=collections,
         tools=handed.names,
         gated=handed.gated,
         counters=sorted(counters(tree)),

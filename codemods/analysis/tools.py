@@ -11,11 +11,13 @@ from dataclasses import dataclass
 
 from .catalog import SOURCE_CHECKED, TOOL_BASES, TOOL_CONSTRUCTORS
 from .guards import Guards
+from .handed import made_tools
 from .tree import dotted
 
 __all__ = ["Dispatch", "ToolSite", "find_tools"]
 
 Def = ast.FunctionDef | ast.AsyncFunctionDef
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,24 +114,39 @@ def _source_checked(guards: Guards, expr: ast.expr) -> bool:
 
 
 def _constructed(guards: Guards, call: ast.Call) -> Iterator[ToolSite]:
-    keyword = TOOL_CONSTRUCTORS.get(guards.imports.resolve(dotted(call.func)) or "")
-    if keyword is None:
-        return
-    values = [k.value for k in call.keywords if k.arg == keyword]
-    if keyword == "func" and len(call.args) >= 2:
-        values.append(call.args[1])
-    for value in values:
+    """The function a framework makes a tool of: ``Tool(name, func)``,
+    ``FunctionTool.from_defaults(async_fn=f)``, a tool decorator called on it (``tool(f)``,
+    ``function_tool(f)``, ``tool("search")(f)``)."""
+    constructed = (guards.imports.resolve(dotted(call.func)) or "") in TOOL_CONSTRUCTORS
+    for value in made_tools(call, guards.values):
         if isinstance(value, ast.Call) and guards.is_guard(value.func, call):
             continue
         if not isinstance(value, ast.Name):
             continue
-        func = guards.values.functions.get(value.id)
+        func = guards.values.functions.get(value.id) or _nested_def(guards, value.id, call)
+        if func is None and guards.values.qualify(value.id):
+            continue  # imported: handed to the project index, reported where it is defined
+        if func is None and not constructed:
+            continue  # ``tool(t)`` over whatever a loop is given: no function to name
         if func is None:
             gated = value.id in guards.wrapped
             yield ToolSite(name=value.id, node=call, how="Tool(...)", gated=gated, fixable=False)
         else:
             gated = guards.function_gated(func)
             yield ToolSite(name=func.name, node=func, how="Tool(...)", gated=gated, fixable=True)
+
+
+def _nested_def(guards: Guards, name: str, at: ast.AST) -> Def | None:
+    """The ``def name`` nested in a function around ``at`` (``async def tool_func`` then
+    ``Tool(tool_func)``)."""
+    tree = guards.tree
+    for scope in guards.values.scope_chain(at):
+        if scope is tree.module:
+            return None
+        for node in ast.walk(scope):
+            if isinstance(node, _DEFS) and node.name == name and tree.function_of(node) is scope:
+                return node
+    return None
 
 
 def _class_tools(guards: Guards, cls: ast.ClassDef) -> Iterator[ToolSite]:

@@ -1,0 +1,3 @@
+def transfer(account: str, amount: float) -> str:
+    """Transfer money."""
+    return f"sent {amount} to {account}"

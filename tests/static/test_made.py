@@ -1,0 +1,66 @@
+"""Tools a module makes of its functions the way frameworks let it (issue 20): a list bound to a
+name first (``tools = [add, delete_file]`` then ``create_react_agent(model, tools=tools)``), a
+project helper that hands its ``tools`` parameter over (what its callers pass are the tools), a
+tool decorator applied by hand (``tool(shell)``, ``function_tool(calendar)``), a tool
+constructor given its callable by position or by any of its keywords
+(``FunctionTool.from_defaults(async_fn=fetch)``), a nested ``def`` made a tool where it is
+built, and a function imported from another module (reported where it is defined)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from guardkit.codemods.cli import fix, scan
+
+Found = Callable[[], set[tuple[str, int, str, str]]]
+
+
+@pytest.fixture
+def made(data_project: Callable[[str], Path]) -> Path:
+    return data_project("made")
+
+
+def _tools(found: Found, path: str) -> set[tuple[int, str]]:
+    return {(f[1], f[3]) for f in found() if f[0] == path and f[2] == "GK201"}
+
+
+def test_a_list_bound_to_a_name_hands_its_functions_over(made: Path, found: Found) -> None:
+    assert _tools(found, "app/react.py") == {(4, "add"), (9, "delete_file")}
+
+
+def test_what_callers_pass_a_helper_that_hands_its_parameter_over_are_tools(
+    made: Path, found: Found
+) -> None:
+    assert _tools(found, "app/main.py") == {(4, "search"), (9, "send_mail")}
+
+
+def test_a_helper_no_caller_passes_tools_makes_none(made: Path, found: Found) -> None:
+    main = made / "app" / "main.py"
+    main.write_text(main.read_text().replace('    build_agent("openai:gpt-4o", NOTES_TOOLS)\n', ""))
+    assert _tools(found, "app/main.py") == {(9, "send_mail")}
+
+
+def test_a_tool_made_by_a_decorator_applied_by_hand_or_a_constructor_is_reported_at_its_def(
+    made: Path, found: Found
+) -> None:
+    assert _tools(found, "app/made.py") == {
+        (9, "shell"),
+        (14, "fetch"),
+        (19, "calendar"),
+        (24, "archive"),
+        (37, "forward"),
+    }
+    assert _tools(found, "app/funcs.py") == {(1, "transfer")}
+
+
+def test_the_fix_gates_every_made_tool_once_and_a_second_run_changes_nothing(made: Path) -> None:
+    result = CliRunner().invoke(fix, [".", "--write", "--no-dependency"])
+    assert result.exit_code == 0, result.output
+    first = {p: p.read_text() for p in made.rglob("*.py")}
+    assert first[made / "app" / "made.py"].count("@guardkit.tool()") == 5
+    assert CliRunner().invoke(scan, [".", "--no-cache"]).exit_code == 0
+    assert CliRunner().invoke(fix, [".", "--write", "--no-dependency"]).exit_code == 0
+    assert {p: p.read_text() for p in made.rglob("*.py")} == first
