@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-__all__ = ["sources"]
+__all__ = ["entries", "sources"]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: calls that copy a collection (``list(helpers)``, ``dict(tools)``)
@@ -103,3 +103,14 @@ def _assigned(method: ast.FunctionDef | ast.AsyncFunctionDef, attr: str) -> Iter
             continue
         if any(_self_attr(t) == attr for t in targets):
             yield from _origins(value)
+
+
+def entries(cls: ast.ClassDef, attr: str) -> Iterator[ast.expr]:
+    """The values a method writes into ``self.<attr>`` as a literal table or list
+    (``self.handlers = {"search": self.search, "shell": run_shell}``)."""
+    for method in (i for i in cls.body if isinstance(i, _DEFS)):
+        for origin in _assigned(method, attr):
+            if isinstance(origin, ast.Dict):
+                yield from (v for v in origin.values if v is not None)
+            elif isinstance(origin, (ast.List, ast.Tuple, ast.Set)):
+                yield from origin.elts

@@ -19,7 +19,7 @@ from collections.abc import Collection, Iterator
 from functools import lru_cache
 
 from .chosen import affixes, may_choose, model_chosen, takes_tool_input
-from .fields import sources
+from .fields import entries, sources
 from .guards import Guards
 from .project import TOOL_METHODS
 from .summary import call_ref, name_ref, qualified
@@ -247,6 +247,7 @@ def _qualified_table(table: ast.Name, guards: Guards) -> tuple[str, ...]:
 
 def attribute_tables(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
     """``self.table[name]``, ``self.tools.get(name)`` where the class fills ``self.table``
+    with a literal of its bound methods or functions (``self:`` refs and qualified names), or
     from what it is built with: ``arg:<parameter>:<class>`` refs (the project index lists the
     elements callers pass there)."""
     table = _table_of(lookup)
@@ -260,7 +261,13 @@ def attribute_tables(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
     if cls is None:
         return ()
     owner = qualified(guards.values.module, cls.name)
-    return tuple(f"arg:{p}:{owner}" for p in sorted(sources(cls, table.attr)))
+    found = [f"arg:{p}:{owner}" for p in sorted(sources(cls, table.attr))]
+    for entry in entries(cls, table.attr):
+        if isinstance(entry, ast.Attribute) and dotted(entry.value) == "self":
+            found.append(f"self:{owner}.{entry.attr}")  # a bound method of the class
+        elif isinstance(entry, ast.Name):
+            found += _qualified_table(entry, guards)  # a function, here or imported
+    return tuple(found)
 
 
 def checked_tables(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:

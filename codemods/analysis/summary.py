@@ -192,18 +192,16 @@ def param_ref(call: ast.Call, values: Values) -> str | None:
     return f"param:{_qualname(values.tree, owner, values.module)}:{name}.{func.attr}"
 
 
-def _elements(expr: ast.expr, values: Values) -> list[str]:
-    """Qualified names of the functions, classes or collections an expression lists."""
-    if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
-        return [n for e in expr.elts for n in _elements(e, values)]
-    if isinstance(expr, ast.Dict):
-        return [n for v in expr.values for n in _elements(v, values)]
-    if isinstance(expr, ast.Starred):
-        return _elements(expr.value, values)
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
-        return _elements(expr.left, values) + _elements(expr.right, values)
-    if isinstance(expr, ast.IfExp):
-        return _elements(expr.body, values) + _elements(expr.orelse, values)
+def _elements(expr: ast.expr, values: Values, names: Collection[str] = ()) -> list[str]:
+    """Qualified names of the functions, classes or collections an expression lists
+    (``names``: the module-level names, collections the index expands)."""
+
+    def each(parts: list[ast.expr]) -> list[str]:
+        return [n for part in parts for n in _elements(part, values, names)]
+
+    parts = _held(expr)
+    if parts is not None:
+        return each(parts)
     if isinstance(expr, ast.Lambda):
         # ``lambda ticket_id: _lookup(ticket_id)`` runs what its body calls
         return [
@@ -211,13 +209,42 @@ def _elements(expr: ast.expr, values: Values) -> list[str]:
         ]
     if isinstance(expr, ast.Call):
         if isinstance(expr.func, ast.Name) and expr.func.id in {"list", "tuple"} and expr.args:
-            return _elements(expr.args[0], values)
+            return each(expr.args[:1])
         if values.qualify(dotted(expr.func)) == "functools.partial" and expr.args:
-            return _elements(expr.args[0], values)  # ``partial(_run, cwd="/srv")`` runs ``_run``
+            return each(expr.args[:1])  # ``partial(_run, cwd="/srv")`` runs ``_run``
         name = values.qualify(dotted(expr.func))
         return [name] if name and name.rpartition(".")[2][:1].isupper() else []
     name = values.qualify(dotted(expr))
+    if name is None and isinstance(expr, ast.Name) and expr.id in names:
+        name = qualified(values.module, expr.id)
     return [name] if name else []
+
+
+def _held(expr: ast.expr) -> list[ast.expr] | None:
+    """The parts whose elements a container, a concatenation, a choice or a comprehension
+    holds; ``None`` for anything else."""
+    if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+        return list(expr.elts)
+    if isinstance(expr, ast.Dict):
+        return [v for v in expr.values if v is not None]
+    if isinstance(expr, ast.Starred):
+        return [expr.value]
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        return [expr.left, expr.right]
+    if isinstance(expr, ast.IfExp):
+        return [expr.body, expr.orelse]
+    if isinstance(expr, (ast.DictComp, ast.ListComp, ast.SetComp)):
+        return _iterated(expr)
+    return None
+
+
+def _iterated(expr: ast.DictComp | ast.ListComp | ast.SetComp) -> list[ast.expr]:
+    """``{f.__name__: f for f in TOOLS}``: what a comprehension that keeps each element
+    iterates."""
+    element = expr.value if isinstance(expr, ast.DictComp) else expr.elt
+    target = expr.generators[0].target
+    kept = isinstance(element, ast.Name) and isinstance(target, ast.Name)
+    return [expr.generators[0].iter] if kept and dotted(element) == dotted(target) else []
 
 
 def _listed(
@@ -261,8 +288,20 @@ def _callee(call: ast.Call, values: Values) -> list[str]:
     return [name] if name else []
 
 
+_COLLECTIONS = (
+    ast.List,
+    ast.Tuple,
+    ast.Set,
+    ast.Dict,
+    ast.BinOp,
+    ast.DictComp,
+    ast.ListComp,
+    ast.SetComp,
+)
+
+
 def _collections(tree: Tree, values: Values) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
+    assigned: list[tuple[str, ast.expr]] = []
     for node in tree.module.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target, value = node.targets[0], node.value
@@ -270,12 +309,14 @@ def _collections(tree: Tree, values: Values) -> dict[str, list[str]]:
             target, value = node.target, node.value
         else:
             continue
-        if isinstance(target, ast.Name) and isinstance(
-            value, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.BinOp)
-        ):
-            names = _elements(value, values)
-            if names:
-                found[qualified(values.module, target.id)] = names
+        if isinstance(target, ast.Name):
+            assigned.append((target.id, value))
+    names = {name for name, _ in assigned}
+    found: dict[str, list[str]] = {}
+    for name, value in assigned:
+        listed = _elements(value, values, names) if isinstance(value, _COLLECTIONS) else []
+        if listed:
+            found[qualified(values.module, name)] = listed
     return found
 
 

@@ -4,7 +4,10 @@ project helper that hands its ``tools`` parameter over (what its callers pass ar
 tool decorator applied by hand (``tool(shell)``, ``function_tool(calendar)``), a tool
 constructor given its callable by position or by any of its keywords
 (``FunctionTool.from_defaults(async_fn=fetch)``), a nested ``def`` made a tool where it is
-built, and a function imported from another module (reported where it is defined)."""
+built, and a function imported from another module (reported where it is defined). A table
+built by a comprehension over a tool list (``{f.__name__: f for f in TOOLS}``) or written by a
+class as a literal of its bound methods and functions (``self.handlers = {"search":
+self.search, "shell": run_shell}``) and looked up with the model's choice runs those."""
 
 from __future__ import annotations
 
@@ -54,6 +57,16 @@ def test_a_tool_made_by_a_decorator_applied_by_hand_or_a_constructor_is_reported
         (37, "forward"),
     }
     assert _tools(found, "app/funcs.py") == {(1, "transfer")}
+
+
+def test_a_table_comprehension_over_a_tool_list_runs_its_elements(
+    made: Path, found: Found
+) -> None:
+    assert _tools(found, "app/tables.py") == {(8, "get_weather"), (12, "send_email")}
+
+
+def test_a_table_a_class_writes_of_its_bound_methods_runs_them(made: Path, found: Found) -> None:
+    assert _tools(found, "app/handlers.py") == {(8, "run_shell"), (17, "Assistant.search")}
 
 
 def test_the_fix_gates_every_made_tool_once_and_a_second_run_changes_nothing(made: Path) -> None:
