@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["DEFAULT_CATALOG", "Catalog"]
+__all__ = ["DEFAULT_CATALOG", "SERVICE_CLIENTS", "Catalog"]
 
 _OPENAI_METHODS = (
     "chat.completions.create",
@@ -22,6 +22,10 @@ _OPENAI_METHODS = (
     "responses.parse",
     "responses.stream",
     "completions.create",
+    # the Assistants API: a run is the assistant's model turns on a thread
+    "beta.threads.runs.create",
+    "beta.threads.runs.create_and_poll",
+    "beta.threads.runs.stream",
 )
 _LANGCHAIN_METHODS = ("invoke", "ainvoke", "stream", "astream", "batch", "abatch", "predict")
 
@@ -39,6 +43,27 @@ CLIENTS: dict[str, str] = {
     "openai.AzureOpenAI": "openai",
     "openai.AsyncAzureOpenAI": "openai",
     "openai.Client": "openai",
+    "openai.AsyncClient": "openai",
+    "anthropic.AsyncClient": "anthropic",
+    # instructor patches a client and keeps its method chains
+    "instructor.from_openai": "openai",
+    "instructor.patch": "openai",
+    "instructor.apatch": "openai",
+    "instructor.from_anthropic": "anthropic",
+    # the legacy Gemini SDK and Vertex AI: a model object, and the chats it starts
+    "google.generativeai.GenerativeModel": "gemini",
+    "google.generativeai.generative_models.GenerativeModel": "gemini",
+    "vertexai.generative_models.GenerativeModel": "gemini",
+    "vertexai.preview.generative_models.GenerativeModel": "gemini",
+    "cohere.Client": "cohere",
+    "cohere.ClientV2": "cohere",
+    "cohere.AsyncClient": "cohere",
+    "cohere.AsyncClientV2": "cohere",
+    "huggingface_hub.InferenceClient": "hf_inference",
+    "huggingface_hub.AsyncInferenceClient": "hf_inference",
+    # local models
+    "llama_cpp.Llama": "llama_cpp",
+    "vllm.LLM": "vllm",
     "google.genai.Client": "genai",
     "google.genai.client.Client": "genai",
     "ollama.Client": "ollama",
@@ -85,7 +110,33 @@ METHODS: dict[str, tuple[str, ...]] = {
         "aio.models.generate_content",
         "aio.models.generate_content_stream",
     ),
-    "genai_chat": ("send_message", "send_message_stream"),
+    "genai_chat": ("send_message", "send_message_stream", "send_message_async"),
+    "gemini": ("generate_content", "generate_content_async"),
+    "cohere": ("chat", "chat_stream", "generate"),
+    "hf_inference": ("chat_completion", "chat.completions.create", "text_generation"),
+    "llama_cpp": ("create_chat_completion", "create_completion"),
+    "vllm": ("generate", "chat"),
+    # Amazon Bedrock's runtime client (``boto3.client("bedrock-runtime")``)
+    "bedrock": (
+        "converse",
+        "converse_stream",
+        "invoke_model",
+        "invoke_model_with_response_stream",
+    ),
+    "llama_index": (
+        "chat",
+        "achat",
+        "complete",
+        "acomplete",
+        "stream_chat",
+        "astream_chat",
+        "stream_complete",
+        "astream_complete",
+        "predict_and_call",
+        "apredict_and_call",
+        "chat_with_tools",
+        "achat_with_tools",
+    ),
     "ollama": ("chat", "generate"),
     "mistral": ("chat.complete", "chat.complete_async", "chat.stream"),
     "langchain": _LANGCHAIN_METHODS,
@@ -98,6 +149,7 @@ METHODS: dict[str, tuple[str, ...]] = {
 #: kind -> method chains that return a session of another kind (a chat that remembers turns)
 SESSIONS: dict[str, dict[str, str]] = {
     "genai": {"chats.create": "genai_chat", "aio.chats.create": "genai_chat"},
+    "gemini": {"start_chat": "genai_chat"},
 }
 
 #: methods that return a client of the same kind (``llm.bind_tools(tools)``)
@@ -121,6 +173,8 @@ FUNCTIONS = frozenset(
         "litellm.aresponses",
         "ollama.chat",
         "ollama.generate",
+        "litellm.text_completion",
+        "litellm.atext_completion",
         "openai.chat.completions.create",
         "openai.responses.create",
         # the pre-1.0 module API
@@ -136,6 +190,10 @@ FUNCTIONS = frozenset(
 
 #: module prefixes whose ``Chat*`` classes are LangChain chat models
 LANGCHAIN_PREFIXES = ("langchain_", "langchain.chat_models", "langchain_community.chat_models")
+#: module prefix of LlamaIndex's model integrations (``llama_index.llms.openai.OpenAI``)
+LLAMA_INDEX_LLMS = "llama_index.llms."
+#: ``boto3.client(service)`` (or a session's ``client``): service -> kind of the client
+SERVICE_CLIENTS: dict[str, str] = {"bedrock-runtime": "bedrock"}
 
 #: decorators (called or bare) that expose a function to a model as a tool
 TOOL_DECORATORS = frozenset(
@@ -313,6 +371,8 @@ class Catalog:
         last = qualname.rpartition(".")[2]
         if last.startswith("Chat") and qualname.startswith(LANGCHAIN_PREFIXES):
             return "langchain"
+        if last[:1].isupper() and qualname.startswith(LLAMA_INDEX_LLMS):
+            return "llama_index"
         return None
 
     def names(self) -> frozenset[str]:
@@ -325,7 +385,8 @@ class Catalog:
         """First components of every name in the catalog, for the textual prefilter."""
         tops = {n.split(".")[0] for n in self.names()}
         # AG2/AutoGen hand tools over by keyword and ``register_function`` (see ``handed``)
-        return frozenset(tops) | {"langchain_openai", "guardkit", "autogen"}
+        # LlamaIndex's models by prefix; Bedrock's client by the service ``boto3`` is asked for
+        return frozenset(tops) | {"langchain_openai", "guardkit", "autogen", "llama_index", "boto3"}
 
 
 DEFAULT_CATALOG = Catalog()

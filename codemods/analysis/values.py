@@ -13,7 +13,14 @@ from collections import defaultdict
 from collections.abc import Mapping
 from functools import lru_cache
 
-from .catalog import HTTP_CLIENTS, REBINDERS, SESSIONS, TOOL_SERVER_CLIENTS, Catalog
+from .catalog import (
+    HTTP_CLIENTS,
+    REBINDERS,
+    SERVICE_CLIENTS,
+    SESSIONS,
+    TOOL_SERVER_CLIENTS,
+    Catalog,
+)
 from .imports import ImportMap
 from .tree import FUNCTION_NODES, Tree, dotted
 
@@ -407,6 +414,9 @@ class Values:
             return found
         if isinstance(call.func, ast.Attribute) and call.func.attr in REBINDERS:
             return self.kind(call.func.value, at)
+        service = _service(call)
+        if service is not None:
+            return SERVICE_CLIENTS.get(service)
         session = self._session_kind(call.func, at)
         if session:
             return session
@@ -536,3 +546,14 @@ _BINDING_NODES = (
     ast.Return,
     ast.Call,
 )
+
+
+def _service(call: ast.Call) -> str | None:
+    """``boto3.client("bedrock-runtime")``, ``session.client(service_name="...")``: the AWS
+    service a client is made for."""
+    func = call.func
+    if (func.attr if isinstance(func, ast.Attribute) else dotted(func)) != "client":
+        return None
+    given = call.args[:1] or [k.value for k in call.keywords if k.arg == "service_name"]
+    first = given[0] if given else None
+    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
