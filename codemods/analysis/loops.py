@@ -217,12 +217,17 @@ def _optional(test: ast.expr) -> set[str]:
     return found
 
 
+_ORDERINGS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+
+
 def compares_counter(
     test: ast.expr, counters: set[str], infinite: frozenset[str] = frozenset()
 ) -> bool:
     optional = _optional(test)
     for node in ast.walk(test):
-        if isinstance(node, ast.Compare):
+        # a count is compared by order or equality; ``"DONE" not in history`` (``history +=
+        # reply``) is a test of what the model wrote, not a count
+        if isinstance(node, ast.Compare) and all(isinstance(op, _ORDERINGS) for op in node.ops):
             sides = [dotted(side) for side in (node.left, *node.comparators)]
             if any(n and (n.rpartition(".")[2] in infinite or n in optional) for n in sides):
                 continue
@@ -248,9 +253,6 @@ def _exits_on_counter(
         if any(isinstance(n, exits) for n in node.body):
             return True
     return False
-
-
-_ORDERINGS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 
 
 def _not_a_number(side: ast.expr) -> bool:

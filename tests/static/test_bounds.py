@@ -3,7 +3,8 @@ call of a function defined inside the loop's function reaches what that function
 exit counts as the counter's only when the counter's own test decides it (not an exit further
 down under a person's command); an ``if`` leads to a raise only when it is the nearest test
 above it; an attribute stepped up on entry and down on return gauges a depth, it counts no
-turns; a package whose files import each other from inside it (``from utils.llm import ...``
+turns; a text the loop grows with the model's words and tests for a word (``while "THE END"
+not in story``) counts nothing; a package whose files import each other from inside it (``from utils.llm import ...``
 in ``app/helpers/convo.py``) is named from there."""
 
 from __future__ import annotations
@@ -167,6 +168,31 @@ def test_a_depth_gauge_bounds_no_loop_of_calls(write: Callable[..., None], found
 def test_a_counter_stepped_one_way_is_a_limit(write: Callable[..., None], found: Found) -> None:
     write(llm=LLM, main=DEPTH.replace("        self.depth -= 1\n", ""))
     assert _loops(found) == set()
+
+
+GROWS = """\
+from llm import ask
+
+
+def write_story(task):
+    story = task
+    while "THE END" not in story:
+        story += ask([story]).content[0].text
+    return story
+
+
+def count_words(task, most):
+    words = 0
+    while words < most:
+        words += len(ask([task]).content[0].text.split())
+"""
+
+
+def test_text_the_loop_adds_the_models_words_to_is_no_counter(
+    write: Callable[..., None], found: Found
+) -> None:
+    write(llm=LLM, main=GROWS)
+    assert _loops(found) == {("main.py", 6)}
 
 
 def test_a_package_whose_files_import_from_inside_it_is_named_from_there(
