@@ -213,6 +213,11 @@ class Reply:
         if isinstance(expr, (ast.Tuple, ast.List, ast.Dict)):  # ``{"x": x, "y": y}``
             items = expr.values if isinstance(expr, ast.Dict) else expr.elts
             return any(self.derived(i) for i in items if not isinstance(i, ast.Starred))
+        if isinstance(expr, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            # ``[ACTION.match(line) for line in reply.split("\n")]``: its elements
+            return self.derived(expr.elt)
+        if isinstance(expr, ast.DictComp):
+            return self.derived(expr.key) or self.derived(expr.value)
         if not isinstance(expr, ast.Call):
             return False
         if id(expr) in self.ids:
@@ -249,6 +254,7 @@ class Reply:
         flows += [
             ([i.optional_vars], i.context_expr) for n in withs for i in n.items if i.optional_vars
         ]
+        flows += [([g.target], g.iter) for g in tree.nodes(ast.comprehension)]
         # the parameters of the module's functions and methods the reply is passed to
         for call in tree.nodes(ast.Call):
             callee = local_function(call.func, tree, call)
