@@ -4,8 +4,8 @@ exit counts as the counter's only when the counter's own test decides it (not an
 down under a person's command); an ``if`` leads to a raise only when it is the nearest test
 above it; an attribute stepped up on entry and down on return gauges a depth, it counts no
 turns; a text the loop grows with the model's words and tests for a word (``while "THE END"
-not in story``) counts nothing; a package whose files import each other from inside it (``from utils.llm import ...``
-in ``app/helpers/convo.py``) is named from there."""
+not in story``) counts nothing; a package whose files import each other from inside it
+(``from utils.llm import ...`` in ``app/helpers/convo.py``) is named from there."""
 
 from __future__ import annotations
 
