@@ -177,6 +177,14 @@ def _demanded(records: dict[str, Record], forced: set[str], index: ProjectIndex)
             if _reaches_model(ref, index)
             for name in names
         )
+        # the classes whose methods register what they decorate or are given
+        # (``@registry.action(...)``, ``registry.add("ls", ls)``): their tables, and what
+        # they are given (a function imported from a module no model touches)
+        for method, functions in summary["registered"].items():
+            owner = method.rpartition(".")[0]
+            if owner.rpartition(".")[2][:1].isupper():
+                wanted.add(owner)
+                wanted.update(functions)
         if path in forced:
             wanted.update(n for names in summary["collections"].values() for n in names)
     return {name.rpartition(":")[2] for name in wanted}

@@ -22,6 +22,7 @@ from .chosen import affixes, may_choose, model_chosen, takes_tool_input
 from .fields import entries, sources
 from .guards import Guards
 from .project import TOOL_METHODS
+from .registrations import registrars
 from .summary import call_ref, name_ref, qualified
 from .tools import Dispatch
 from .tree import Tree, dotted
@@ -262,6 +263,9 @@ def attribute_tables(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
         return ()
     owner = qualified(guards.values.module, cls.name)
     found = [f"arg:{p}:{owner}" for p in sorted(sources(cls, table.attr))]
+    collection = f"{owner}.{table.attr}"
+    if any(collection in filled for filled in registrars(guards.tree, guards.values).values()):
+        found.append(collection)  # what a registering method of the class stores there
     for entry in entries(cls, table.attr):
         if isinstance(entry, ast.Attribute) and dotted(entry.value) == "self":
             found.append(f"self:{owner}.{entry.attr}")  # a bound method of the class

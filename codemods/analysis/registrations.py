@@ -28,7 +28,7 @@ import ast
 from collections.abc import Iterator
 
 from .tree import Tree, dotted
-from .values import Values
+from .values import CLASS, Values
 
 __all__ = ["registered", "registrars"]
 
@@ -45,24 +45,33 @@ def _mentions(expr: ast.AST, name: str) -> bool:
 
 
 def _stores(func: Def) -> Iterator[str]:
-    """The collections ``func`` stores its first parameter (or its name) into."""
+    """The collections ``func`` stores a parameter (or its name) into: module-level names, or
+    ``self.<attr>`` for an instance's own table."""
     params = [*func.args.posonlyargs, *func.args.args]
-    if not params:
-        return
-    param = params[0].arg
+    names = [p.arg for p in params if p.arg not in {"self", "cls"}]
     for node in ast.walk(func):
         if isinstance(node, ast.Assign):
             for target in node.targets:
-                if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)):
+                table = _collection(target.value) if isinstance(target, ast.Subscript) else None
+                if table is None or not isinstance(target, ast.Subscript):
                     continue
-                if _mentions(target.slice, param) or _mentions(node.value, param):
-                    yield target.value.id
+                if any(_mentions(target.slice, p) or _mentions(node.value, p) for p in names):
+                    yield table
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            owner = node.func.value
-            if node.func.attr in _ADDS and isinstance(owner, ast.Name):
+            table = _collection(node.func.value)
+            if node.func.attr in _ADDS and table is not None:
                 arguments = [*node.args, *(k.value for k in node.keywords)]
-                if any(_mentions(a, param) for a in arguments):
-                    yield owner.id
+                if any(_mentions(a, p) for a in arguments for p in names):
+                    yield table
+
+
+def _collection(expr: ast.expr) -> str | None:
+    """``TOOLS`` (a module-level name) or ``self.tools`` (``"self.tools"``)."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute) and dotted(expr.value) == "self":
+        return f"self.{expr.attr}"
+    return None
 
 
 def _module_names(tree: Tree) -> set[str]:
@@ -90,23 +99,22 @@ def _scoped_defs(tree: Tree) -> Iterator[tuple[str, Def]]:
 def _writers(tree: Tree, collections: set[str]) -> set[ast.AST]:
     """The functions (and the functions around them) that write into one of ``collections``
     (``TOOLS[name] = f``, ``TOOLS.append(f)``): the only ones that can be registrars."""
+
+    def written(table: ast.expr) -> bool:
+        name = _collection(table)
+        return name is not None and (name in collections or name.startswith("self."))
+
     writes: list[ast.AST] = [
         node
         for node in tree.nodes(ast.Assign)
-        if any(
-            isinstance(t, ast.Subscript)
-            and isinstance(t.value, ast.Name)
-            and t.value.id in collections
-            for t in node.targets
-        )
+        if any(isinstance(t, ast.Subscript) and written(t.value) for t in node.targets)
     ]
     writes += [
         node
         for node in tree.nodes(ast.Call)
         if isinstance(node.func, ast.Attribute)
         and node.func.attr in _ADDS
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id in collections
+        and written(node.func.value)
     ]
     return {p for node in writes for p, _ in tree.ancestors(node) if isinstance(p, _DEFS)}
 
@@ -114,15 +122,21 @@ def _writers(tree: Tree, collections: set[str]) -> set[ast.AST]:
 def registrars(tree: Tree, values: Values) -> dict[str, list[str]]:
     """Qualified name of each registrar of the module -> the collections it fills."""
     collections = _module_names(tree)
-    writers = _writers(tree, collections) if collections else set()
+    writers = _writers(tree, collections)
     found: dict[str, list[str]] = {}
     if not writers:
-        return found  # most modules: nothing writes into a module-level collection
+        return found  # most modules: nothing writes into a collection
     for name, func in _scoped_defs(tree):
         if func not in writers:
             continue
+        cls = name.rpartition(".")[0]
         inner = [n for n in ast.walk(func) if isinstance(n, _DEFS) and n in writers]
-        filled = {c for f in inner for c in _stores(f) if c in collections}
+        filled = set()
+        for table in (c for f in inner for c in _stores(f)):
+            if table in collections:
+                filled.add(table)
+            elif table.startswith("self.") and cls:  # ``self.actions[f.__name__] = f``
+                filled.add(f"{cls}.{table[len('self.') :]}")
         if filled:
             found[_qualified(values, name)] = sorted(_qualified(values, c) for c in filled)
     return found
@@ -138,13 +152,41 @@ def registered(tree: Tree, values: Values) -> dict[str, list[str]]:
             used = dotted(decorator.func if isinstance(decorator, ast.Call) else decorator)
             if not used or used.rpartition(".")[2] in _PLAIN:
                 continue
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
             if cls and "." not in used and _in_class(tree, cls, used):
                 qualname = _qualified(values, f"{cls}.{used}")  # defined in the class body
             else:
-                qualname = values.qualify(used) or ""
+                qualname = _method_of_instance(target, func, values) or values.qualify(used) or ""
             if qualname:
                 found.setdefault(qualname, []).append(_qualified(values, name))
+    for call in tree.nodes(ast.Call):
+        # ``registry.register("read_file", read_file)`` on an instance of a project class
+        if not (isinstance(call.func, ast.Attribute) and call.args):
+            continue
+        named = [a.id for a in call.args if isinstance(a, ast.Name)]
+        functions = [q for n in named if n in values.functions and (q := values.qualify(n))]
+        functions += [q for n in named if n not in values.functions and (q := _imported(n, values))]
+        method = _method_of_instance(call.func, call, values) if functions else None
+        if method is not None:
+            found.setdefault(method, []).extend(functions)
     return found
+
+
+def _imported(name: str, values: Values) -> str | None:
+    """The qualified name an imported function would have (``from tools import read_file``)."""
+    qualname = values.imports.resolve(name)
+    return qualname if qualname and not qualname.rpartition(".")[2][:1].isupper() else None
+
+
+def _method_of_instance(func: ast.expr, at: ast.AST, values: Values) -> str | None:
+    """``registry.action`` with ``registry`` an instance of a project class: the method's
+    qualified name (``pkg.registry.Registry.action``)."""
+    if not isinstance(func, ast.Attribute):
+        return None
+    kind = values.kind(func.value, at)
+    if kind is None or not kind.startswith(CLASS):
+        return None
+    return f"{kind[len(CLASS) :]}.{func.attr}"
 
 
 def _in_class(tree: Tree, cls: str, name: str) -> bool:

@@ -1,0 +1,3 @@
+async def read_file(path: str) -> str:
+    with open(path) as handle:
+        return handle.read()
