@@ -21,6 +21,7 @@ from .flow import (
     output_runs,
     reply_branches,
     reply_evaluated,
+    reply_matched,
     reply_selected,
     seeds_from_env,
 )
@@ -285,6 +286,17 @@ def _reply_dispatches(
         for call in reply_evaluated(reply)
         # the builtin, not a function or import of that name
         if id(call) not in known and values.qualify(ast.unparse(call.func)) is None
+    ]
+    found += [
+        Dispatch(
+            node=call,
+            symbol=ast.unparse(call.func),
+            guarded=guards.request_before(call),
+            fixable=False,
+            runs=tuple(r for r in (call_ref(call, values) or name_ref(call, values),) if r),
+        )
+        for call, _ in reply_matched(reply)
+        if id(call) not in known
     ]
     known = known | {id(d.node) for d in found}
     helped = [c.node for c in helpers if isinstance(c.node, ast.Call)]

@@ -28,6 +28,7 @@ __all__ = [
     "output_runs",
     "reply_branches",
     "reply_evaluated",
+    "reply_matched",
     "reply_selected",
     "seeds_from_env",
 ]
@@ -344,6 +345,60 @@ def reply_selected(reply: Reply) -> list[tuple[ast.Call, ast.expr]]:
         elif isinstance(func, ast.Name) and (tree.function_of(call), func.id) in picked:
             found.append((call, picked[(tree.function_of(call), func.id)]))
     return found
+
+
+def reply_matched(reply: Reply) -> list[tuple[ast.Call, ast.expr]]:
+    """``for command in self.commands: if command.matches(reply): command.execute(...)``:
+    among the elements of a collection, the one a test on what the model wrote picks (the test
+    reads both the element and the reply, directly or through a variable the loop sets from
+    them: ``blocks = tool.parse(reply)`` then ``if blocks:``) has a method run on what the
+    model wrote, a dispatch (each call with the test that picks it)."""
+    tree = reply.tree
+    loops: list[ast.For | ast.AsyncFor] = [*tree.nodes(ast.For), *tree.nodes(ast.AsyncFor)]
+    found: list[tuple[ast.Call, ast.expr]] = []
+    for loop in loops:
+        element = loop.target
+        if not isinstance(element, ast.Name) or reply.derived(loop.iter):
+            continue
+        scope = tree.function_of(loop)
+        reads = {element.id}  # the element, and what the loop sets from it
+        for node in _same_scope(loop.body):
+            if isinstance(node, ast.Assign) and _mentions(node.value, reads):
+                reads |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        for node in _same_scope(loop.body):
+            if not (isinstance(node, ast.If) and _mentions(node.test, reads)):
+                continue
+            if not any(reply.derived(e) for e in _parts_of(node.test)):
+                continue
+            for call in (c for s in node.body for c in ast.walk(s) if isinstance(c, ast.Call)):
+                receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+                on_element = isinstance(receiver, ast.Name) and receiver.id == element.id
+                given = [*call.args, *(k.value for k in call.keywords)]
+                handed = any(reply.derived(a) for a in given if not isinstance(a, ast.Starred))
+                if on_element and handed and tree.function_of(call) is scope:
+                    found.append((call, node.test))
+    return found
+
+
+def _same_scope(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:
+    """The nodes of ``body`` outside nested functions and classes."""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (*FUNCTION_NODES, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _mentions(expr: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(expr))
+
+
+def _parts_of(test: ast.expr) -> Iterator[ast.expr]:
+    """The expressions a test is made of (``tag in reply``: ``tag``, ``reply``)."""
+    for node in ast.walk(test):
+        if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+            yield node
 
 
 def reply_evaluated(reply: Reply) -> list[ast.Call]:
