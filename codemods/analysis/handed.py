@@ -258,6 +258,10 @@ class _Resolver:
         seen: set[tuple[ast.AST, str]],
         depth: int,
     ) -> None:
+        iterated = self._iterated(expr)
+        if iterated is not None:  # ``[tool(t) for t in tools]``: the elements of ``tools``
+            self._walk(iterated, iterated, out, names, seen, depth + 1)
+            return
         for scope in self.values.scope_chain(at):
             key = (scope, expr.id)
             if scope is self.tree.module:
@@ -278,6 +282,18 @@ class _Resolver:
         name = self.values.qualify(expr.id)
         if name:
             names.append(name)
+
+    def _iterated(self, expr: ast.Name) -> ast.expr | None:
+        """What the comprehension around ``expr`` iterates, when ``expr`` is its target."""
+        for parent, _ in self.tree.ancestors(expr):
+            if isinstance(parent, (*FUNCTION_NODES, ast.stmt)):
+                return None
+            if isinstance(parent, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                for generator in parent.generators:
+                    target = generator.target
+                    if isinstance(target, ast.Name) and target.id == expr.id:
+                        return generator.iter
+        return None
 
     def _assigned(
         self,

@@ -4,7 +4,9 @@ project helper that hands its ``tools`` parameter over (what its callers pass ar
 tool decorator applied by hand (``tool(shell)``, ``function_tool(calendar)``), a tool
 constructor given its callable by position or by any of its keywords
 (``FunctionTool.from_defaults(async_fn=fetch)``), a nested ``def`` made a tool where it is
-built, and a function imported from another module (reported where it is defined). A table
+built, a function imported from another module (reported where it is defined), and what the
+callers of a helper pass when it makes tools of its parameter's elements (``[tool(f) for f in
+functions]``). A table
 built by a comprehension over a tool list (``{f.__name__: f for f in TOOLS}``) or written by a
 class as a literal of its bound methods and functions (``self.handlers = {"search":
 self.search, "shell": run_shell}``) and looked up with the model's choice runs those."""
@@ -55,6 +57,7 @@ def test_a_tool_made_by_a_decorator_applied_by_hand_or_a_constructor_is_reported
         (19, "calendar"),
         (24, "archive"),
         (37, "forward"),
+        (47, "summarise"),
     }
     assert _tools(found, "app/funcs.py") == {(1, "transfer")}
 
@@ -73,7 +76,7 @@ def test_the_fix_gates_every_made_tool_once_and_a_second_run_changes_nothing(mad
     result = CliRunner().invoke(fix, [".", "--write", "--no-dependency"])
     assert result.exit_code == 0, result.output
     first = {p: p.read_text() for p in made.rglob("*.py")}
-    assert first[made / "app" / "made.py"].count("@guardkit.tool()") == 5
+    assert first[made / "app" / "made.py"].count("@guardkit.tool()") == 6
     assert CliRunner().invoke(scan, [".", "--no-cache"]).exit_code == 0
     assert CliRunner().invoke(fix, [".", "--write", "--no-dependency"]).exit_code == 0
     assert {p: p.read_text() for p in made.rglob("*.py")} == first

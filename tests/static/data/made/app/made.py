@@ -42,3 +42,11 @@ def proxy(server, name: str) -> Tool:
 
 def as_tools(functions):
     return [f if isinstance(f, BaseTool) else tool(f) for f in functions]
+
+
+def summarise(text: str) -> str:
+    """Summarise a text."""
+    return text[:100]
+
+
+NOTE_TOOLS = as_tools([summarise])
