@@ -29,7 +29,7 @@ from .guards import Guards
 from .handed import hand_over
 from .handlers import handler_tools
 from .imports import ImportMap
-from .lookups import dynamic_dispatch, table_ref
+from .lookups import dynamic_dispatch, remote_dispatch, table_ref
 from .loops import infinite_names, is_bounded
 from .project import Env, ProjectIndex
 from .recursion import unbounded_recursions
@@ -230,6 +230,13 @@ def _follow_chosen(
         summary["arguments"] = sorted(known | passed)
 
 
+def _looked_up(guards: Guards, known: set[int]) -> list[Dispatch]:
+    """Calls of a callee a model-chosen name looks up: here, or in a library (``known``: ids
+    of the calls already reported)."""
+    found = list(dynamic_dispatch(guards, known))
+    return found + list(remote_dispatch(guards, known | {id(d.node) for d in found}))
+
+
 def _from_reply(
     tree: Tree,
     values: Values,
@@ -399,7 +406,7 @@ def analyze(
     # a dispatch inside an MCP ``call_tool`` handler is reported as the handler
     more_dispatches = [d for d in branched if not _inside(tree, d.node, handler_defs)]
     known = {id(d.node) for d in (*dispatches, *branched)} | {id(c) for c in raising}
-    looked_up = list(dynamic_dispatch(guards, known))
+    looked_up = _looked_up(guards, known)
     runs = {r for d in looked_up if not d.guarded for r in d.runs}
     known |= {id(d.node) for d in looked_up}
     output, picked = _from_reply(tree, values, guards, (calls, helpers), known)

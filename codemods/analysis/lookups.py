@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from collections.abc import Collection, Iterator
 from functools import lru_cache
 
@@ -28,7 +29,7 @@ from .tools import Dispatch
 from .tree import Tree, dotted
 from .values import CLASS
 
-__all__ = ["dynamic_dispatch", "table_ref"]
+__all__ = ["dynamic_dispatch", "remote_dispatch", "table_ref"]
 
 Chosen = Collection[tuple[ast.AST, str]]
 _RUNNERS = frozenset({*TOOL_METHODS, "ainvoke"})
@@ -412,4 +413,44 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
             + checked_tables(lookup, guards)
             + attribute_tables(lookup, guards)
             + affixed_methods(lookup, guards),
+        )
+
+
+#: a method that runs a tool (``call_tool``, ``acall_tool``, ``run_tool``, ``executeTool``),
+#: not a record of one (``ToolCall(...)``, ``tool_result(...)``)
+_RUNS_TOOL = re.compile(r"^_*a?(call|run|execute|invoke|use)_?tool$", re.IGNORECASE)
+#: keywords that name the tool a call runs (``session.call_tool(name=...)``)
+_TOOL_NAME_KEYWORDS = frozenset({"name", "tool_name", "tool"})
+
+
+def remote_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
+    """``await session.call_tool(block.name, block.input)``: a library's tool-running method
+    (``call_tool``, ``run_tool``, ``execute_tool``...) handed the name of the tool the model
+    chose runs that tool where guardkit cannot decorate it (an MCP server's, a toolkit's), a
+    dispatch. A method of a project object is followed where it is defined instead."""
+    tree, values = guards.tree, guards.values
+    names = guards.chosen | guards.named
+    if not (names or may_choose(tree)):
+        return
+    for call in tree.nodes(ast.Call):
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and _RUNS_TOOL.match(func.attr)):
+            continue
+        given = call.args[:1] or [k.value for k in call.keywords if k.arg in _TOOL_NAME_KEYWORDS]
+        if id(call) in known or not given or not model_chosen(given[0], tree, names):
+            continue
+        receiver = func.value
+        own = dotted(receiver) in {"self", "cls"} or (
+            isinstance(receiver, ast.Call) and dotted(receiver.func) == "super"
+        )
+        if own or (values.qualify(dotted(func)) or "").startswith("guardkit."):
+            continue
+        kind = values.kind(func.value, call)
+        if kind is not None and kind.startswith(CLASS):
+            continue  # a project object: its method's own lookup is the dispatch
+        yield Dispatch(
+            node=call,
+            symbol=ast.unparse(func),
+            guarded=guards.request_before(call),
+            fixable=False,
         )
