@@ -24,6 +24,7 @@ from fnmatch import fnmatch
 from functools import partial
 from pathlib import Path
 
+from .analysis.catalog import TOOL_BASES
 from .analysis.flow import MODEL_NAME
 from .analysis.project import Env, ProjectIndex
 from .analysis.summary import Summary
@@ -408,13 +409,22 @@ class _Run:
     def _builders_of_tool_classes(self, files: list[str]) -> list[str]:
         """Files, anywhere in the project (examples, apps), that import a class whose
         dispatch runs what it is built with (``arg:helpers:pkg.agent.Agent``): the tools are
-        what they pass it."""
+        what they pass it; or a project class derived from a framework's tool class (their
+        subclasses are tools)."""
         classes = {
             ref.rpartition(":")[2]
             for r in self.records.values()
             if r.summary is not None
             for ref in r.summary["tools"]
             if ref.startswith("arg:")
+        }
+        # and a project's own base of a framework's tool class: its subclasses are tools
+        classes |= {
+            name
+            for r in self.records.values()
+            if r.summary is not None
+            for name, facts in r.summary["classes"].items()
+            if TOOL_BASES.keys() & set(facts["bases"])
         }
         new = classes - self._builders_done
         self._builders_done.update(new)

@@ -263,6 +263,15 @@ TOOL_BASES: dict[str, tuple[str, ...]] = {
     "crewai_tools.BaseTool": ("_run",),
 }
 
+#: bases whose subclasses list their tool methods by name in ``spec_functions``
+#: (LlamaIndex tool specs: ``spec_functions = ["get_price", ("buy", "abuy")]``)
+TOOL_SPEC_BASES = frozenset(
+    {
+        "llama_index.core.tools.tool_spec.base.BaseToolSpec",
+        "llama_index.core.tools.BaseToolSpec",
+    }
+)
+
 #: tool decorators and bases whose framework reads the tool's source (smolagents validates it,
 #: and serialises tools by their code): a guard decorator there breaks the framework
 SOURCE_CHECKED = frozenset({"smolagents.tool", "smolagents.tools.tool", "smolagents.Tool"})
@@ -379,6 +388,7 @@ class Catalog:
         """Every qualified name in the catalog."""
         names = [*self.clients, *self.functions, *self.tool_decorators]
         names += [*TOOL_SERVER_CLIENTS, *TOOL_CONSTRUCTORS, *TOOL_BASES, *TOOL_HOOKS]
+        names += TOOL_SPEC_BASES
         return frozenset(names)
 
     def top_modules(self) -> frozenset[str]:

@@ -24,6 +24,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from .catalog import TOOL_BASES
 from .summary import FunctionFacts, Summary
 from .values import CLASS, IS_CLASS, RETURNS
 
@@ -134,7 +135,7 @@ class ProjectIndex:
         #: the functions of ``params``, sorted: those of a module and its sub-modules are adjacent
         self._owners = sorted(self.params)
         self.dispatching = frozenset(d for s in self._summaries for d in s["dispatching"])
-        self.tools = self._tools()
+        self.tools = self._tools() | self._derived_tools()
         self.tools |= self._dispatched(self.tools)
         self.gated = self._tools("gated") - self.tools
 
@@ -396,6 +397,24 @@ class ProjectIndex:
             for t in found
             if t in self.classes or (t in self.functions and not self.functions[t]["abstract"])
         )
+
+    def _derived_tools(self) -> frozenset[str]:
+        """The run methods of project classes derived, through the project's own bases, from a
+        framework's tool class (``class Search(ProjectTool)`` with ``ProjectTool(BaseTool)``:
+        ``Search._run``); a class that names the framework's base itself is found where it is
+        defined."""
+        found: set[str] = set()
+        for name, facts in self.classes.items():
+            if TOOL_BASES.keys() & set(facts["bases"]):
+                continue
+            ancestry = self._hierarchy(name, up=True)
+            for ancestor in ancestry[1:]:
+                bases = self.classes[ancestor]["bases"] if ancestor in self.classes else []
+                for base in TOOL_BASES.keys() & set(bases):
+                    found.update(
+                        f"{name}.{m}" for m in TOOL_BASES[base] if f"{name}.{m}" in self.functions
+                    )
+        return frozenset(found)
 
     def _dispatched(self, tools: frozenset[str]) -> frozenset[str]:
         """The functions of name->function tables whose dispatch helper a tool calls (a

@@ -9,7 +9,7 @@ import ast
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from .catalog import SOURCE_CHECKED, TOOL_BASES, TOOL_CONSTRUCTORS
+from .catalog import SOURCE_CHECKED, TOOL_BASES, TOOL_CONSTRUCTORS, TOOL_SPEC_BASES
 from .guards import Guards
 from .handed import made_tools
 from .tree import dotted
@@ -149,10 +149,28 @@ def _nested_def(guards: Guards, name: str, at: ast.AST) -> Def | None:
     return None
 
 
+def _spec_functions(cls: ast.ClassDef) -> tuple[str, ...]:
+    """``spec_functions = ["get_price", ("buy", "abuy")]`` in a class body: the names listed."""
+    found: list[str] = []
+    for item in cls.body:
+        target = item.targets[0] if isinstance(item, ast.Assign) and item.targets else None
+        target = item.target if isinstance(item, ast.AnnAssign) else target
+        value = item.value if isinstance(item, (ast.Assign, ast.AnnAssign)) else None
+        if not (isinstance(target, ast.Name) and target.id == "spec_functions"):
+            continue
+        for node in ast.walk(value) if value is not None else ():
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                found.append(node.value)
+    return tuple(found)
+
+
 def _class_tools(guards: Guards, cls: ast.ClassDef) -> Iterator[ToolSite]:
     methods: tuple[str, ...] = ()
     for base in cls.bases:
-        methods += TOOL_BASES.get(guards.imports.resolve(dotted(base)) or "", ())
+        resolved = guards.imports.resolve(dotted(base)) or ""
+        methods += TOOL_BASES.get(resolved, ())
+        if resolved in TOOL_SPEC_BASES:
+            methods += _spec_functions(cls)
     checked = any(_source_checked(guards, base) for base in cls.bases)
     for item in cls.body:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in methods:
