@@ -325,6 +325,20 @@ def affixed_methods(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
     return tuple(f"self:{qualified(guards.values.module, cls.name)}.{n}" for n in names)
 
 
+def instance_methods(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
+    """``getattr(toolbox, name)`` with ``toolbox`` an instance of a project class (not the
+    dispatcher's own ``self``): any public method of that class, a ``public:`` ref the project
+    index expands."""
+    lookup = lookup.value if isinstance(lookup, ast.Await) else lookup
+    if not (isinstance(lookup, ast.Call) and dotted(lookup.func) == "getattr"):
+        return ()
+    owner = lookup.args[0]
+    if dotted(owner) in {"self", "cls"}:
+        return ()
+    kind = guards.values.kind(owner, lookup)
+    return (f"public:{kind[len(CLASS) :]}",) if kind and kind.startswith(CLASS) else ()
+
+
 @lru_cache(maxsize=1)
 def _module_names(tree: Tree) -> frozenset[str]:
     """Names assigned at module level."""
@@ -412,7 +426,8 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
             + table_ref(lookup, guards)
             + checked_tables(lookup, guards)
             + attribute_tables(lookup, guards)
-            + affixed_methods(lookup, guards),
+            + affixed_methods(lookup, guards)
+            + instance_methods(lookup, guards),
         )
 
 

@@ -288,6 +288,12 @@ class ProjectIndex:
             for item in self._passed(name):
                 yield from self._expand(item, seen)
             return
+        if name.startswith("public:"):  # ``getattr(toolbox, name)``: any public method
+            cls = self.canonical(name[len("public:") :])
+            for method in sorted(self.method_names(cls)):
+                if not method.startswith("_"):
+                    yield from self._run_targets(f"type:{cls}.{method}")
+            return
         if name.startswith("name:"):  # a method run on an element of unknown kind
             for target in self.by_name(name[len("name:") :], tool=True):
                 yield from self._run_targets(f"type:{target}")

@@ -9,7 +9,8 @@ callers of a helper pass when it makes tools of its parameter's elements (``[too
 functions]``). A table
 built by a comprehension over a tool list (``{f.__name__: f for f in TOOLS}``) or written by a
 class as a literal of its bound methods and functions (``self.handlers = {"search":
-self.search, "shell": run_shell}``) and looked up with the model's choice runs those."""
+self.search, "shell": run_shell}``) and looked up with the model's choice runs those; so does
+``getattr(toolbox, name)`` on an instance of a project class: its public methods."""
 
 from __future__ import annotations
 
@@ -70,6 +71,12 @@ def test_a_table_comprehension_over_a_tool_list_runs_its_elements(
 
 def test_a_table_a_class_writes_of_its_bound_methods_runs_them(made: Path, found: Found) -> None:
     assert _tools(found, "app/handlers.py") == {(8, "run_shell"), (17, "Assistant.search")}
+
+
+def test_getattr_on_an_instance_of_a_project_class_runs_its_public_methods(
+    made: Path, found: Found
+) -> None:
+    assert _tools(found, "app/toolbox.py") == {(8, "Toolbox.read_file"), (12, "Toolbox.list_dir")}
 
 
 def test_the_fix_gates_every_made_tool_once_and_a_second_run_changes_nothing(made: Path) -> None:
