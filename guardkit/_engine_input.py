@@ -70,7 +70,8 @@ def _check_outcome(status: str, detail: str | None, fault: str, operator: bool) 
         raise InvalidInput(f"fault={fault!r} is for a failure, not {status!r}")
     if status == _HARMFUL and not operator:
         raise Forbidden("only an operator may report harm: an agent must not judge its own")
-    detail = "" if detail is None else detail
+    if detail is None or (type(detail) is str and not detail):  # most outcomes: none
+        return ""
     _check_text(detail, "detail", allow_empty=True)
     return detail
 
