@@ -12,11 +12,11 @@ from __future__ import annotations
 import abc
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from guardkit.errors import AgentExists, LedgerTampered, NotFound
 from guardkit.protocols import IdemRecord
-from guardkit.store.base import Store, Transaction
+from guardkit.store.base import Transaction
 from guardkit.store.chain import GENESIS_PREV, Record
 from guardkit.store.outbox import OutboxEvent
 from guardkit.store.schema import Dialect, upgrade
@@ -88,13 +88,12 @@ def _idem(r: Sequence[Any]) -> IdemRecord:
 
 
 class SQLTransaction(Transaction):
-    """A transaction of a SQL store; subclasses bind it to a driver."""
+    """A transaction of a SQL store; subclasses bind it to a driver and its dialect's ``q``."""
 
-    __slots__ = ("q",)
+    __slots__ = ()
 
-    def __init__(self, store: Store, statements: Statements, *, write: bool) -> None:
-        super().__init__(store, write=write)
-        self.q = statements
+    #: The statements in the backend's dialect (a class attribute: one set per dialect).
+    q: ClassVar[Statements]
 
     # -- the driver ----------------------------------------------------------------------------
 
