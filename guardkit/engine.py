@@ -647,15 +647,16 @@ class Engine(EngineReads):
             parent_id = parent.parent_id
 
     def _status(self, tx: Transaction, state: AgentState) -> AgentStatus:
+        policy, spent = state.policy, state.spent
         return {
             "agent_id": state.agent_id,
             "alive": state.alive,
             "termination_reason": state.termination_reason,
-            "budget": state.policy.budget,
-            "spent": state.spent,
-            "remaining": state.remaining,
+            "budget": policy.budget,
+            "spent": spent,
+            "remaining": policy.budget - spent,  # state.remaining, without a property call
             "scar_score": state.scar_score,
-            "scar_limit": state.policy.scar_limit,
+            "scar_limit": policy.scar_limit,
             "scars": list(state.scars),
             "actions_allowed": state.actions_allowed,
             "actions_denied": state.actions_denied,
