@@ -126,7 +126,16 @@ def _plain(value: Any) -> bool:
     if kind is float:
         return math.isfinite(value)
     if kind is dict:
-        return all(type(key) is str and _plain(key) and _plain(item) for key, item in value.items())
+        # Spelt out (a loop, strings checked in place): this runs on every request's input.
+        for key, item in value.items():
+            if type(key) is not str or not (key.isascii() or _SURROGATE.search(key) is None):
+                return False
+            if type(item) is str:
+                if not item.isascii() and _SURROGATE.search(item) is not None:
+                    return False
+            elif not _plain(item):
+                return False
+        return True
     if kind is list or kind is tuple:
         return all(_plain(item) for item in value)
     return False

@@ -70,7 +70,8 @@ def _check_outcome(status: str, detail: str | None, fault: str, operator: bool) 
         raise InvalidInput(f"fault={fault!r} is for a failure, not {status!r}")
     if status == _HARMFUL and not operator:
         raise Forbidden("only an operator may report harm: an agent must not judge its own")
-    detail = "" if detail is None else detail
+    if detail is None or (type(detail) is str and not detail):  # most outcomes: none
+        return ""
     _check_text(detail, "detail", allow_empty=True)
     return detail
 
@@ -85,7 +86,9 @@ def _outcome_record(
     if fault != _AGENT_FAULT:
         payload["fault"] = fault
         blame = f'"fault":"{fault}",'
-    body = f'"action_id":"{action_id}","detail":{_text(detail)},{blame}"status":"{status}"'
+    # A detail is usually empty or repeated: short ones are encoded once each (``json_str``).
+    text = json_str(detail) if len(detail) < 200 else json_str.__wrapped__(detail)
+    body = f'"action_id":"{action_id}","detail":{text},{blame}"status":"{status}"'
     return payload, "{" + body + "}"
 
 
@@ -104,11 +107,6 @@ def _check_reason(reason: Any, what: str) -> None:
         raise InvalidInput(f"{what} is an object with a string code")
     if reason["code"] in rules.RESERVED_CODES:
         raise InvalidInput(f"{reason['code']!r} is decided by the policy's rules alone")
-
-
-def _text(detail: str) -> str:
-    """JSON text of an outcome's detail (usually empty, often repeated)."""
-    return json_str(detail) if len(detail) < 200 else json_str.__wrapped__(detail)
 
 
 def _check_tool(tool: Any) -> None:

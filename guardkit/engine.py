@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from guardkit import limits, rules
+from guardkit import limits
 from guardkit._canonical import canonical_json, check_json_value
 from guardkit.decisions import (
     Action,
@@ -219,7 +219,10 @@ class Engine(EngineReads):
             number = self._new_action(tx, state, tool, value, input_json, amount, now)
             # guardkit: the tool's input_schema and rules (guardkit.rules), after the terminated
             # and tool_not_allowed checks, before its caps, rate limit and budget.
-            verdict = rules.judge(rule.conditions, tool, value) if rule and state.alive else None
+            conditions = None if rule is None else rule.conditions
+            verdict = (
+                conditions.judge(tool, value) if conditions is not None and state.alive else None
+            )
             denial = self._checks(tx, state, tool, amount, now, rule=rule, unlisted=rule is None)
             if verdict is not None and verdict.denial is not None:
                 denial = verdict.denial
@@ -337,14 +340,16 @@ class Engine(EngineReads):
             rule = state.policy.rule_for(tool)
             assert rule is not None
         limit = state.policy.rate_limit
-        in_window = (
-            limits.allowed_in_window(state.recent_allowed, now, limit.window_secs)
-            if limit is not None
-            else None
-        )
-        verdict = limits.cap_and_rate_check(
-            state.policy, tool, rule, state.tool_counts.get(tool, 0), in_window
-        )
+        verdict = None
+        if limit is not None or rule.max_calls is not None:  # most tools have neither
+            in_window = (
+                limits.allowed_in_window(state.recent_allowed, now, limit.window_secs)
+                if limit is not None
+                else None
+            )
+            verdict = limits.cap_and_rate_check(
+                state.policy, tool, rule, state.tool_counts.get(tool, 0), in_window
+            )
         if verdict is None and amount <= state.policy.budget - state.spent:
             return None
         return verdict or limits.budget_check(amount, state.remaining)
@@ -642,15 +647,16 @@ class Engine(EngineReads):
             parent_id = parent.parent_id
 
     def _status(self, tx: Transaction, state: AgentState) -> AgentStatus:
+        policy, spent = state.policy, state.spent
         return {
             "agent_id": state.agent_id,
             "alive": state.alive,
             "termination_reason": state.termination_reason,
-            "budget": state.policy.budget,
-            "spent": state.spent,
-            "remaining": state.remaining,
+            "budget": policy.budget,
+            "spent": spent,
+            "remaining": policy.budget - spent,  # state.remaining, without a property call
             "scar_score": state.scar_score,
-            "scar_limit": state.policy.scar_limit,
+            "scar_limit": policy.scar_limit,
             "scars": list(state.scars),
             "actions_allowed": state.actions_allowed,
             "actions_denied": state.actions_denied,

@@ -45,7 +45,6 @@ __all__ = [
     "Rule",
     "Verdict",
     "check_conditions",
-    "judge",
     "narrowing_problems",
 ]
 
@@ -165,11 +164,6 @@ def _denied(tool: str, index: int, message: str, severity: Severity) -> Verdict:
         "message": message,
     }
     return Verdict(denial=Denial(reason=reason, severity=severity), rule=index)
-
-
-def judge(conditions: Conditions | None, tool: str, value: Any) -> Verdict:
-    """``conditions.judge``, or no verdict for a tool without rules or input schema."""
-    return NO_VERDICT if conditions is None else conditions.judge(tool, value)
 
 
 def check_conditions(data: Mapping[str, Any], path: str, problems: Problems) -> Conditions | None:

@@ -128,9 +128,10 @@ class PostgresStore(Store):
 
 class _PgTransaction(SQLTransaction):
     __slots__ = ("_heads", "_meta_locked", "cur")
+    q = _STATEMENTS
 
     def __init__(self, store: PostgresStore, cur: psycopg.Cursor[Any], *, write: bool) -> None:
-        super().__init__(store, _STATEMENTS, write=write)
+        super().__init__(store, write=write)
         self.cur = cur
         self._meta_locked = False
         #: Heads read for agents this write transaction locked ahead (``prefetch``).

@@ -119,9 +119,10 @@ class _SQLiteTransaction(SQLTransaction):
     """A transaction, and its own ``with`` block (one object per decision, not two)."""
 
     __slots__ = ("_checks", "_cur", "_locked", "_version")
+    q = _STATEMENTS
 
     def __init__(self, store: SQLiteStore, *, write: bool) -> None:
-        super().__init__(store, _STATEMENTS, write=write)
+        super().__init__(store, write=write)
         self._cur = store._cursor
         self._checks = store.checked
         self._locked = write and store._lock_fd is not None

@@ -182,8 +182,9 @@ class FileWitness(Witness):
         return self._offset
 
     def check(self) -> None:
-        if self._syncer is not None:
-            self._syncer.check(committed=False)
+        syncer = self._syncer
+        if syncer is not None and syncer.error is not None:
+            syncer.check(committed=False)
 
     def append(self, heads: list[Entry], *, sync: bool) -> None:
         syncer = self._syncer
@@ -278,10 +279,14 @@ class _Syncer:
 
     def __init__(self, fd: int, path: str) -> None:
         self._fd, self._path = fd, path
-        self._cond = threading.Condition()
+        # Taken directly by ``request`` (a ``Condition``'s own ``with`` and ``notify`` are
+        # Python calls, on every commit); the thread is notified only when it waits.
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._wanted = self._done = 0
         self.error: OSError | None = None
         self._stopping = False
+        self._waiting = False
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, name="guardkit-witness", daemon=True)
         self._thread.start()
@@ -293,10 +298,12 @@ class _Syncer:
             raise _not_durable(self._path, self.error, committed=committed)
 
     def request(self) -> None:
-        with self._cond:
-            self.check(committed=True)
+        with self._lock:
+            if self.error is not None:
+                raise _not_durable(self._path, self.error, committed=True)
             self._wanted += 1
-            self._cond.notify_all()
+            if self._waiting:
+                self._cond.notify()
 
     def stop(self) -> None:
         with self._cond:
@@ -310,7 +317,9 @@ class _Syncer:
         while True:
             with self._cond:
                 while self._done == self._wanted and not self._stopping:
+                    self._waiting = True
                     self._cond.wait()
+                    self._waiting = False
                 if self._done == self._wanted:
                     return
                 target = self._wanted
