@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from libcst.codemod import CodemodContext, TransformFailure, TransformSuccess, transform_module
 
@@ -234,9 +234,12 @@ class _Survey:
     collections: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
-def _survey(config: Config, envs: dict[str, tuple[str, Env]], path: str) -> _Survey:
+def _survey(
+    config: Config, envs: dict[str, tuple[str, Env]], item: tuple[str, str | None]
+) -> _Survey:
+    path, code = item
     try:
-        code = Path(path).read_text(encoding="utf-8")
+        code = Path(path).read_text(encoding="utf-8") if code is None else code
     except (OSError, UnicodeDecodeError) as exc:
         return _Survey("", f"cannot read: {exc}")
     if path not in envs:
@@ -288,7 +291,6 @@ def _fix_file(
     config: Config,
     envs: dict[str, tuple[str, Env]],
     style: ImportStyle,
-    write: bool,
     item: tuple[str, _Survey, FixResult],
 ) -> FixResult:
     path, survey, first = item
@@ -296,14 +298,17 @@ def _fix_file(
         return first
     name, env = envs[path]
     second = _fix_rest(first.after, first.path, config, TRANSFORMS, name, env)
-    result = _finish(first, second, set(survey.exposed), style)
-    if write and result.changed and result.error is None:
-        Path(path).write_text(result.after, encoding="utf-8")
-    return result
+    return _finish(first, second, set(survey.exposed), style)
+
+
+class _Map(Protocol):
+    """``map`` to a list, in this process or over a pool."""
+
+    def __call__(self, func: Callable[[T], R], items: Iterable[T], /) -> list[R]: ...
 
 
 @contextmanager
-def _mapper(jobs: int, size: int) -> Iterator[Callable[[Callable[[T], R], Iterable[T]], list[R]]]:
+def _mapper(jobs: int, size: int) -> Iterator[_Map]:
     """``map`` over one process pool for every step of a fix (in-process for small ones)."""
     if jobs <= 1 or size < _PARALLEL_MIN:
         yield lambda func, items: list(map(func, items))
@@ -323,15 +328,69 @@ def fix_paths(
     style: ImportStyle | None = None,
 ) -> list[FixResult]:
     """Fix every file as one project; with ``write`` the changed files are rewritten. Imports
-    are placed per ``style`` (the host's isort settings and line length)."""
+    are placed per ``style`` (the host's isort settings and line length).
+
+    The fix runs again on what it made (in memory) until a round changes nothing, a few rounds
+    at most: a change in one module can show the analysis more to fix in another (a dispatch
+    whose tools were just decorated), and a second ``fix --write`` must find nothing to do."""
     jobs = jobs or os.cpu_count() or 1
-    envs = project_envs(files, config, jobs=jobs)
+    style = style or ImportStyle()
+    current: dict[str, str] = {}
+    results: list[FixResult] = []
     with _mapper(jobs, len(files)) as mapped:
-        surveys = mapped(partial(_survey, config, envs), files)
-        items = list(zip(files, surveys, strict=True))
-        firsts = mapped(partial(_integrate, config, envs, _ungated(surveys)), items)
-        changed = {p: r.after.encode() for p, r in zip(files, firsts, strict=True) if r.changed}
-        if changed:
-            envs = project_envs(files, config, jobs=jobs, sources=changed)
-        work = partial(_fix_file, config, envs, style or ImportStyle(), write)
-        return mapped(work, list(zip(files, surveys, firsts, strict=True)))
+        for _ in range(_ROUNDS):
+            found = _fix_round(mapped, files, config, jobs, style, current)
+            if results:
+                found = [_merge(a, b) for a, b in zip(results, found, strict=True)]
+            moved = {
+                p: r.after
+                for p, r in zip(files, found, strict=True)
+                if r.after != current.get(p, r.before)
+            }
+            results = found
+            if not moved:
+                break
+            current.update(moved)
+    if write:
+        for path, result in zip(files, results, strict=True):
+            if result.changed and result.error is None:
+                Path(path).write_text(result.after, encoding="utf-8")
+    return results
+
+
+#: rounds of a project fix at most
+_ROUNDS = 3
+
+
+def _fix_round(
+    mapped: _Map,
+    files: list[str],
+    config: Config,
+    jobs: int,
+    style: ImportStyle,
+    current: dict[str, str],
+) -> list[FixResult]:
+    """One fix of every file, from ``current`` (the sources changed so far) or the disk."""
+    sources = {p: code.encode() for p, code in current.items()}
+    envs = project_envs(files, config, jobs=jobs, sources=sources or None)
+    surveys = mapped(partial(_survey, config, envs), [(p, current.get(p)) for p in files])
+    items = list(zip(files, surveys, strict=True))
+    firsts = mapped(partial(_integrate, config, envs, _ungated(surveys)), items)
+    changed = {p: r.after.encode() for p, r in zip(files, firsts, strict=True) if r.changed}
+    if changed:
+        envs = project_envs(files, config, jobs=jobs, sources={**sources, **changed})
+    work = partial(_fix_file, config, envs, style)
+    return mapped(work, list(zip(files, surveys, firsts, strict=True)))
+
+
+def _merge(earlier: FixResult, later: FixResult) -> FixResult:
+    """Two rounds of one file's fix as one result (an error in the later keeps the earlier)."""
+    if later.error is not None:
+        return earlier
+    return replace(
+        later,
+        before=earlier.before,
+        applied=earlier.applied + tuple(a for a in later.applied if a not in earlier.applied),
+        tools=tuple(sorted({*earlier.tools, *later.tools})),
+        extras=tuple(sorted({*earlier.extras, *later.extras})),
+    )

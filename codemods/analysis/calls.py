@@ -17,7 +17,7 @@ from .catalog import AGENT_RUN_KINDS, AGENT_RUNS, HTTP_POSTS, MODEL_ENDPOINTS, T
 from .imports import ImportMap
 from .retries import retried, retry_loop
 from .shapes import returns_tool_choice
-from .tree import LoopContext, Tree, dotted
+from .tree import FUNCTION_NODES, LoopContext, Tree, dotted
 from .values import CLASS, GUARDKIT, MODEL_FUNCTION, Values
 
 __all__ = ["ModelCall", "classify_calls", "is_guard_receiver"]
@@ -309,6 +309,7 @@ def _model_call(
             _pos(gate) < _pos(other) < _pos(node)
             and tree.function_of(other) is function
             and tree.statement_of(other) is not stmt
+            and not _exclusive(tree, other, node)
             for other, _ in calls
         )
     return ModelCall(
@@ -324,6 +325,26 @@ def _model_call(
         wrap=wrap,
         retried=in_retried,
     )
+
+
+def _branches(tree: Tree, node: ast.AST) -> dict[int, int]:
+    """``id(if or match) -> which of its branches holds node`` for the choices around it."""
+    found: dict[int, int] = {}
+    for parent, child in tree.ancestors(node):
+        if isinstance(parent, FUNCTION_NODES):
+            break
+        if isinstance(parent, ast.If):
+            found[id(parent)] = 0 if any(child is s for s in parent.body) else 1
+        elif isinstance(parent, ast.Match) and isinstance(child, ast.match_case):
+            found[id(parent)] = parent.cases.index(child)
+    return found
+
+
+def _exclusive(tree: Tree, first: ast.AST, second: ast.AST) -> bool:
+    """Whether two nodes sit in different branches of one ``if``/``elif``/``else`` or ``match``:
+    one pass never runs both (a gate before both covers whichever runs)."""
+    mine = _branches(tree, second)
+    return any(mine.get(k, branch) != branch for k, branch in _branches(tree, first).items())
 
 
 def _fixable(tree: Tree, node: ast.Call, stmt: ast.stmt, loops: tuple[LoopContext, ...]) -> bool:

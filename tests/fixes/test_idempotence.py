@@ -1,8 +1,9 @@
 """fix ∘ fix == fix, on every fix fixture and every rule example, and every output compiles.
 
-Projects (``tests/fixes/data``, ``tests/static/data``) are fixed as projects, twice, through
-``fix_paths`` (what ``guardkit fix --write`` runs); each rule example is fixed as a module of
-its own. An existing gate, guardkit's or an integration's, is never wrapped again.
+Projects (every folder of ``tests/fixes/data`` and ``tests/static/data``) are fixed as
+projects, twice, through ``fix_paths`` (what ``guardkit fix --write`` runs); each rule example
+is fixed as a module of its own. An existing gate, guardkit's or an integration's, is never
+wrapped again; a gate around a retry loop covers whichever branch of it calls a provider.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from guardkit.codemods.fixer import fix_paths, fix_source
 from guardkit.codemods.rules import RULES
 
 HERE = Path(__file__).parent
-PROJECTS = [
-    HERE / "data" / "agent_repo",
-    HERE / "data" / "dispatch",
-    HERE.parent / "static" / "data" / "crossmodule",
-    HERE.parent / "static" / "data" / "registries",
-]
+#: every fixture project of the fix and scan tests
+PROJECTS = sorted(
+    p
+    for data in (HERE / "data", HERE.parent / "static" / "data")
+    for p in data.iterdir()
+    if p.is_dir()
+)
 EXAMPLES = [
     pytest.param(textwrap.dedent(example.code), id=f"{rule.ID}-{n}")
     for rule in RULES
