@@ -275,11 +275,10 @@ TOOL_SPEC_BASES = frozenset(
 #: tool decorators and bases whose framework reads the tool's source (smolagents validates it,
 #: and serialises tools by their code): a guard decorator there breaks the framework
 SOURCE_CHECKED = frozenset({"smolagents.tool", "smolagents.tools.tool", "smolagents.Tool"})
-#: calls that read or run a function's source: tools in a module that makes them are not
-#: decorated either (a registry that ``exec``s stored bodies would miss ``guardkit``)
-SOURCE_READERS = frozenset(
-    {"exec", "inspect.getsource", "inspect.getsourcelines", "dill.source.getsource"}
-)
+#: calls that read a function's source: tools in a module that makes them are not decorated
+#: (a registry that stores and runs their source would miss ``guardkit``); ``exec`` of other
+#: text (the model's code, run with the tools in its namespace) reads no function's source
+SOURCE_READERS = frozenset({"inspect.getsource", "inspect.getsourcelines", "dill.source.getsource"})
 
 #: HTTP calls that send a request body, and the URL fragments of model endpoints they may post to
 HTTP_POSTS = frozenset(

@@ -163,18 +163,15 @@ def _tool_parameters(tools: list[ToolSite]) -> set[tuple[ast.AST, str]]:
 
 
 def _reads_source(tree: Tree, values: Values) -> bool:
-    return any(
-        values.qualify(dotted(c.func)) in SOURCE_READERS or dotted(c.func) == "exec"
-        for c in tree.nodes(ast.Call)
-    )
+    return any(values.qualify(dotted(c.func)) in SOURCE_READERS for c in tree.nodes(ast.Call))
 
 
 def _unique_tools(tools: list[ToolSite], reads_source: bool) -> list[ToolSite]:
     """One entry per reported node; an entry that is gated by any route wins. In a module that
-    reads or runs function source, no tool is fixed by a decorator."""
+    reads function source, no tool is fixed by a decorator."""
     best: dict[int, ToolSite] = {}
     if reads_source:
-        note = " (this module reads or runs function source: gate the registry instead)"
+        note = " (this module reads function source: gate the registry instead)"
         tools = [replace(t, fixable=False, note=t.note or note) for t in tools]
     for site in tools:
         seen = best.get(id(site.node))

@@ -118,6 +118,40 @@ def test_tool_class_method_and_dispatch_table_functions() -> None:
     )
 
 
+def test_tools_run_in_the_namespace_of_the_models_code_are_decorated() -> None:
+    assert_codemod(
+        AddToolGuard,
+        """
+        from langchain_core.tools import tool
+
+        @tool
+        def add(a: int, b: int) -> int:
+            \"\"\"Add.\"\"\"
+            return a + b
+
+        def sandbox(code: str) -> dict:
+            namespace = {"add": add.func}
+            exec(code, namespace)
+            return namespace
+        """,
+        """
+        from langchain_core.tools import tool
+        import guardkit
+
+        @tool
+        @guardkit.tool()
+        def add(a: int, b: int) -> int:
+            \"\"\"Add.\"\"\"
+            return a + b
+
+        def sandbox(code: str) -> dict:
+            namespace = {"add": add.func}
+            exec(code, namespace)
+            return namespace
+        """,
+    )
+
+
 @pytest.mark.parametrize(
     "code",
     [
