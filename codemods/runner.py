@@ -259,6 +259,11 @@ def _factories(index: ProjectIndex, summaries: list[Summary], names: set[str]) -
     }
 
 
+def _class_attribute(qualname: str) -> bool:
+    """``pkg.mod.Registry.actions``: an attribute of a class (not a module-level name)."""
+    return qualname.rpartition(".")[0].rpartition(".")[2][:1].isupper()
+
+
 def _parents(module: str) -> list[str]:
     """``a.b.c`` -> ``["a.b", "a"]``: the packages whose ``__init__`` holds the module."""
     parts = module.split(".")
@@ -396,7 +401,10 @@ class _Run:
             d: r.summary["module"]
             for r in self.records.values()
             if r.summary is not None
-            for d in r.summary["registrars"]
+            for d, filled in r.summary["registrars"].items()
+            # an instance's own table (``Registry.actions``) is followed from the calls of its
+            # methods (``_demanded``), not from every importer of the module
+            if not all(_class_attribute(c) for c in filled)
         }
         new = {d: m for d, m in registrars.items() if d not in self._registrars_done}
         self._registrars_done.update(new)
