@@ -345,11 +345,15 @@ class Catalog:
     #: last components of the model functions and method chains (``create``, ``completion``):
     #: a name that ends otherwise is no model function, the analysis's cheap first test
     tails: frozenset[str] = field(init=False, repr=False, compare=False)
+    #: last components of the tool decorators' names (``tool``, ``function_tool``)
+    tool_decorator_words: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         chains = [c for kind in self.methods.values() for c in kind]
         tails = frozenset(n.rpartition(".")[2] for n in [*self.functions, *chains])
         object.__setattr__(self, "tails", tails)
+        words = frozenset(n.rpartition(".")[2] for n in self.tool_decorators)
+        object.__setattr__(self, "tool_decorator_words", words)
 
     def extended(
         self,

@@ -354,30 +354,42 @@ def reply_matched(reply: Reply) -> list[tuple[ast.Call, ast.expr]]:
     them: ``blocks = tool.parse(reply)`` then ``if blocks:``) has a method run on what the
     model wrote, a dispatch (each call with the test that picks it)."""
     tree = reply.tree
-    loops: list[ast.For | ast.AsyncFor] = [*tree.nodes(ast.For), *tree.nodes(ast.AsyncFor)]
     found: list[tuple[ast.Call, ast.expr]] = []
-    for loop in loops:
+    reads: dict[int, set[str]] = {}
+    for node in tree.nodes(ast.If):
+        loop = _element_loop(tree, node)
+        if loop is None or not any(reply.derived(e) for e in _parts_of(node.test)):
+            continue
         element = loop.target
         if not isinstance(element, ast.Name) or reply.derived(loop.iter):
             continue
-        scope = tree.function_of(loop)
-        reads = {element.id}  # the element, and what the loop sets from it
-        for node in _same_scope(loop.body):
-            if isinstance(node, ast.Assign) and _mentions(node.value, reads):
-                reads |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-        for node in _same_scope(loop.body):
-            if not (isinstance(node, ast.If) and _mentions(node.test, reads)):
-                continue
-            if not any(reply.derived(e) for e in _parts_of(node.test)):
-                continue
-            for call in (c for s in node.body for c in ast.walk(s) if isinstance(c, ast.Call)):
-                receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
-                on_element = isinstance(receiver, ast.Name) and receiver.id == element.id
-                given = [*call.args, *(k.value for k in call.keywords)]
-                handed = any(reply.derived(a) for a in given if not isinstance(a, ast.Starred))
-                if on_element and handed and tree.function_of(call) is scope:
-                    found.append((call, node.test))
+        if id(loop) not in reads:  # the element, and what the loop sets from it
+            names = {element.id}
+            for stmt in _same_scope(loop.body):
+                if isinstance(stmt, ast.Assign) and _mentions(stmt.value, names):
+                    names |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+            reads[id(loop)] = names
+        if not _mentions(node.test, reads[id(loop)]):
+            continue
+        scope = tree.function_of(node)
+        for call in (c for s in node.body for c in ast.walk(s) if isinstance(c, ast.Call)):
+            receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+            on_element = isinstance(receiver, ast.Name) and receiver.id == element.id
+            given = [*call.args, *(k.value for k in call.keywords)]
+            handed = any(reply.derived(a) for a in given if not isinstance(a, ast.Starred))
+            if on_element and handed and tree.function_of(call) is scope:
+                found.append((call, node.test))
     return found
+
+
+def _element_loop(tree: Tree, node: ast.AST) -> ast.For | ast.AsyncFor | None:
+    """The innermost ``for`` loop around ``node`` in its function."""
+    for parent, _ in tree.ancestors(node):
+        if isinstance(parent, (*FUNCTION_NODES, ast.ClassDef)):
+            return None
+        if isinstance(parent, (ast.For, ast.AsyncFor)):
+            return parent
+    return None
 
 
 def _same_scope(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:

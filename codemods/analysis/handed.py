@@ -51,6 +51,8 @@ TOOL_POSITIONS = {
 _REGISTERING = frozenset({"tool", "add_tool", "tool_plain"})
 _SERVER_KINDS = frozenset(TOOL_SERVER_CLIENTS.values()) - {"mcp_lowlevel"}
 _COPIES = frozenset({"list", "tuple", "set", "sorted"})
+#: last words of the tool constructors' names (``from_defaults``, ``Tool``)
+_MAKER_WORDS = frozenset(n.rpartition(".")[2] for n in TOOL_CONSTRUCTORS)
 _GROWERS = frozenset({"append", "extend", "insert", "add"})
 _DEPTH = 6
 
@@ -102,6 +104,13 @@ def made_tools(call: ast.Call, values: Values) -> list[ast.expr]:
     """The callable a framework makes a tool of: ``Tool(name, func)``,
     ``FunctionTool.from_defaults(async_fn=f)``, a tool decorator called on it (``tool(f)``,
     ``function_tool(f)``, ``tool("search")(f)``)."""
+    func = call.func.func if isinstance(call.func, ast.Call) else call.func
+    if isinstance(func, ast.Name):  # through an alias: ``tool as create_tool``
+        last = (values.imports.names.get(func.id) or func.id).rpartition(".")[2]
+    else:
+        last = func.attr if isinstance(func, ast.Attribute) else ""
+    if last not in _MAKER_WORDS and last not in values.catalog.tool_decorator_words:
+        return []  # the cheap test first: most calls name no tool maker
     resolved = values.imports.resolve(dotted(call.func)) or ""
     if resolved in TOOL_CONSTRUCTORS:
         found = [k.value for k in call.keywords if k.arg in TOOL_CALLABLE_KEYWORDS]
