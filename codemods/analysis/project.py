@@ -411,14 +411,12 @@ class ProjectIndex:
         defined."""
         found: set[str] = set()
         for name, facts in self.classes.items():
-            if TOOL_BASES.keys() & set(facts["bases"]):
-                continue
-            ancestry = self._hierarchy(name, up=True)
-            for ancestor in ancestry[1:]:
-                bases = self.classes[ancestor]["bases"] if ancestor in self.classes else []
-                for base in TOOL_BASES.keys() & set(bases):
+            for base in TOOL_BASES.keys() & set(facts["bases"]):
+                for derived in self._hierarchy(name, up=False)[1:]:
                     found.update(
-                        f"{name}.{m}" for m in TOOL_BASES[base] if f"{name}.{m}" in self.functions
+                        f"{derived}.{m}"
+                        for m in TOOL_BASES[base]
+                        if f"{derived}.{m}" in self.functions
                     )
         return frozenset(found)
 
