@@ -18,8 +18,12 @@ dispatch through ``TOOLS[name]`` (or a ``getattr`` that checks ``name in TOOLS``
 them. A *registrar* is a function of the module (or of a class body, used there while the class
 is built) with a nested function, or itself, whose parameter it stores into a module-level
 collection: as a key (``T[func.__name__] = ...``), a value (``T[...] = func``, ``{"fn": func}``)
-or an element (``T.append(func)``). The index joins the two halves across modules: the
-registrars with the collections they fill, and every module's decorated functions.
+or an element (``T.append(func)``); a method that stores its parameter into its instance's
+own table (``self.actions[func.__name__] = func``) fills ``Class.actions``, and what its
+decorator decorates or its callers hand it (``@registry.action(...)``,
+``registry.add("ls", ls)`` on an instance of the class) is registered there. The index joins
+the two halves across modules: the registrars with the collections they fill, and every
+module's decorated or handed functions.
 """
 
 from __future__ import annotations
