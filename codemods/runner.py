@@ -182,9 +182,8 @@ def _demanded(records: dict[str, Record], forced: set[str], index: ProjectIndex)
         # (``@registry.action(...)``, ``registry.add("ls", ls)``): their tables, and what
         # they are given (a function imported from a module no model touches)
         for method, functions in summary["registered"].items():
-            owner = method.rpartition(".")[0]
-            if owner.rpartition(".")[2][:1].isupper():
-                wanted.add(owner)
+            if _class_attribute(method):
+                wanted.add(method.rpartition(".")[0])
                 wanted.update(functions)
         if path in forced:
             wanted.update(n for names in summary["collections"].values() for n in names)
@@ -260,7 +259,8 @@ def _factories(index: ProjectIndex, summaries: list[Summary], names: set[str]) -
 
 
 def _class_attribute(qualname: str) -> bool:
-    """``pkg.mod.Registry.actions``: an attribute of a class (not a module-level name)."""
+    """``pkg.mod.Registry.actions``: an attribute (or method) of a class, not a module-level
+    name."""
     return qualname.rpartition(".")[0].rpartition(".")[2][:1].isupper()
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from .chosen import local_function, reads_tool_name
 from .project import TOOL_METHODS
-from .tree import FUNCTION_NODES, Tree
+from .tree import FUNCTION_NODES, Tree, scope_nodes
 from .values import Values
 
 __all__ = [
@@ -365,7 +365,7 @@ def reply_matched(reply: Reply) -> list[tuple[ast.Call, ast.expr]]:
             continue
         if id(loop) not in reads:  # the element, and what the loop sets from it
             names = {element.id}
-            for stmt in _same_scope(loop.body):
+            for stmt in scope_nodes(loop.body):
                 if isinstance(stmt, ast.Assign) and _mentions(stmt.value, names):
                     names |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
             reads[id(loop)] = names
@@ -390,16 +390,6 @@ def _element_loop(tree: Tree, node: ast.AST) -> ast.For | ast.AsyncFor | None:
         if isinstance(parent, (ast.For, ast.AsyncFor)):
             return parent
     return None
-
-
-def _same_scope(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:
-    """The nodes of ``body`` outside nested functions and classes."""
-    todo: list[ast.AST] = list(body)
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, (*FUNCTION_NODES, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(node))
 
 
 def _mentions(expr: ast.AST, names: set[str]) -> bool:

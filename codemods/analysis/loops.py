@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 from .imports import ImportMap
-from .tree import SCOPE_NODES, Tree, dotted
+from .tree import SCOPE_NODES, Tree, dotted, scope_nodes
 
 __all__ = [
     "compares_counter",
@@ -84,20 +84,10 @@ def infinite_names(tree: Tree) -> frozenset[str]:
     return frozenset(found)
 
 
-def _walk_same_scope(nodes: Sequence[ast.AST]) -> Iterator[ast.AST]:
-    """Every node under ``nodes`` that is not inside a nested function or class."""
-    stack: list[ast.AST] = list(nodes)
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, SCOPE_NODES):
-            stack.extend(ast.iter_child_nodes(node))
-
-
 def stepped(body: list[ast.stmt]) -> set[str]:
     """Names a body steps: ``n += 1``, ``n -= 1``, ``n = n + 1``."""
     found: set[str] = set()
-    for node in _walk_same_scope(body):
+    for node in scope_nodes(body):
         if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Add, ast.Sub)):
             name = dotted(node.target) if isinstance(node.target, ast.expr) else None
             if name:
@@ -244,7 +234,7 @@ def _is_limit(name: str) -> bool:
 def _exits_on_counter(
     body: list[ast.stmt], counters: set[str], infinite: frozenset[str], exits: tuple[type, ...]
 ) -> bool:
-    for node in _walk_same_scope(body):
+    for node in scope_nodes(body):
         if not (isinstance(node, ast.If) and compares_counter(node.test, counters, infinite)):
             continue
         # the test itself decides the exit: ``if turns >= limit: ...; break``, not an exit

@@ -117,7 +117,6 @@ def _constructed(guards: Guards, call: ast.Call) -> Iterator[ToolSite]:
     """The function a framework makes a tool of: ``Tool(name, func)``,
     ``FunctionTool.from_defaults(async_fn=f)``, a tool decorator called on it (``tool(f)``,
     ``function_tool(f)``, ``tool("search")(f)``)."""
-    constructed = (guards.imports.resolve(dotted(call.func)) or "") in TOOL_CONSTRUCTORS
     for value in made_tools(call, guards.values):
         if isinstance(value, ast.Call) and guards.is_guard(value.func, call):
             continue
@@ -126,7 +125,7 @@ def _constructed(guards: Guards, call: ast.Call) -> Iterator[ToolSite]:
         func = guards.values.functions.get(value.id) or _nested_def(guards, value.id, call)
         if func is None and guards.values.qualify(value.id):
             continue  # imported: handed to the project index, reported where it is defined
-        if func is None and not constructed:
+        if func is None and not _constructor(guards, call):
             continue  # ``tool(t)`` over whatever a loop is given: no function to name
         if func is None:
             gated = value.id in guards.wrapped
@@ -134,6 +133,11 @@ def _constructed(guards: Guards, call: ast.Call) -> Iterator[ToolSite]:
         else:
             gated = guards.function_gated(func)
             yield ToolSite(name=func.name, node=func, how="Tool(...)", gated=gated, fixable=True)
+
+
+def _constructor(guards: Guards, call: ast.Call) -> bool:
+    """``Tool(name, func)``, not a tool decorator applied by hand."""
+    return (guards.imports.resolve(dotted(call.func)) or "") in TOOL_CONSTRUCTORS
 
 
 def _nested_def(guards: Guards, name: str, at: ast.AST) -> Def | None:

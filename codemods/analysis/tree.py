@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-__all__ = ["FUNCTION_NODES", "LOOP_NODES", "LoopContext", "Tree", "dotted"]
+__all__ = ["FUNCTION_NODES", "LOOP_NODES", "LoopContext", "Tree", "dotted", "scope_nodes"]
 
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 SCOPE_NODES = (*FUNCTION_NODES, ast.ClassDef)
@@ -60,6 +60,16 @@ def _scope_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
         elif isinstance(stmt, ast.Try):
             handlers = [s for h in stmt.handlers for s in h.body]
             yield from _scope_statements([*stmt.body, *handlers, *stmt.orelse, *stmt.finalbody])
+
+
+def scope_nodes(nodes: Sequence[ast.AST]) -> Iterator[ast.AST]:
+    """Every node under ``nodes`` that is not inside a nested function or class."""
+    stack: list[ast.AST] = list(nodes)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, SCOPE_NODES):
+            stack.extend(ast.iter_child_nodes(node))
 
 
 @dataclass(frozen=True, slots=True)
