@@ -74,21 +74,37 @@ def _method_call(call: ast.Call, values: Values) -> tuple[str, bool] | None:
 
 
 def _strings(expr: ast.expr | None, values: Values) -> list[str]:
-    """String constants an expression is built from, following names to their assignments."""
+    """String constants an expression is built from, following names to their assignments
+    and ``self.<field>`` to the class's own (``api_url: str = ".../chat/completions"``)."""
     if expr is None:
         return []
-    found = [
-        n.value for n in ast.walk(expr) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-    ]
+    found = _constants(expr)
+    tree = values.tree
     for name in (n for n in ast.walk(expr) if isinstance(n, ast.Name)):
-        for assign in values.tree.nodes(ast.Assign):
+        for assign in tree.nodes(ast.Assign):
             if any(isinstance(t, ast.Name) and t.id == name.id for t in assign.targets):
-                found += [
-                    n.value
-                    for n in ast.walk(assign.value)
-                    if isinstance(n, ast.Constant) and isinstance(n.value, str)
-                ]
+                found += _constants(assign.value)
+    cls = tree.class_of(expr)
+    fields = {
+        n.attr
+        for n in ast.walk(expr)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+    }
+    for stmt in cls.body if cls is not None and fields else ():
+        if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            targets: list[ast.expr] = [stmt.target]
+        elif isinstance(stmt, ast.Assign):
+            targets = stmt.targets
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id in fields for t in targets):
+            found += _constants(stmt.value)
     return found
+
+
+def _constants(expr: ast.expr | None) -> list[str]:
+    nodes = ast.walk(expr) if expr is not None else ()
+    return [n.value for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)]
 
 
 def _posts_to_model(call: ast.Call, values: Values, qualname: str | None) -> bool:
@@ -102,11 +118,9 @@ def _posts_to_model(call: ast.Call, values: Values, qualname: str | None) -> boo
         return False
     url = next((k.value for k in call.keywords if k.arg == "url"), None)
     if url is None and call.args:
-        url = (
-            call.args[-1]
-            if isinstance(func, ast.Attribute) and func.attr == "request"
-            else call.args[0]
-        )
+        # ``session.request("POST", url)``, ``client.stream("POST", url)``: the method first
+        method_first = isinstance(func, ast.Attribute) and func.attr in {"request", "stream"}
+        url = call.args[1] if method_first and len(call.args) > 1 else call.args[0]
     return any(e in text for text in _strings(url, values) for e in MODEL_ENDPOINTS)
 
 

@@ -342,6 +342,29 @@ INVALID: tuple[Invalid, ...] = (
     ),
     Invalid(
         code="""
+        import httpx
+        class Chat:
+            api_url: str = "https://api.openai.com/v1/chat/completions"
+            def stream(self, prompt: str, http: httpx.Client) -> list[str]:
+                with http.stream("POST", str(self.api_url), json=prompt) as reply:
+                    return list(reply.iter_lines())
+        """,
+        line=5,
+        column=13,
+        note="raw HTTP stream to the URL a class field holds",
+        expected_fix="""
+            import httpx
+            import guardkit
+
+            class Chat:
+                api_url: str = "https://api.openai.com/v1/chat/completions"
+                def stream(self, prompt: str, http: httpx.Client) -> list[str]:
+                    with guardkit.model_turn(), http.stream("POST", str(self.api_url), json=prompt) as reply:
+                        return list(reply.iter_lines())
+            """,
+    ),
+    Invalid(
+        code="""
         import litellm
         completion = litellm.completion
         def ask(prompt):
