@@ -4,7 +4,6 @@ its dependency on guardkit, the policy skeleton, and the report of follow-ups an
 
 from __future__ import annotations
 
-import ast
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 from .config import find_pyproject
 from .dependencies import add_dependency, requirement
 from .fixer import FixResult
+from .parsing import parse_module
 from .policy_skeleton import FILE_NAME, input_schemas, render_policy
 
 __all__ = ["CONFIGURE", "finish", "project_root"]
@@ -99,7 +99,7 @@ def _policy(
         schemas = {}
         for r in results:
             if r.error is None and r.tools:
-                schemas.update(input_schemas(ast.parse(r.after)))
+                schemas.update(input_schemas(parse_module(r.after)))
         policy.write_text(render_policy(tools, max_turns, schemas), encoding="utf-8")
         echo(f"Wrote the policy skeleton {_shown(policy)} ({len(tools)} tools): review it.")
     else:

@@ -9,7 +9,6 @@ time, and the other codemods fix what is left. ``fix_source`` does both on one m
 
 from __future__ import annotations
 
-import ast
 import difflib
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -28,6 +27,7 @@ from .config import Config
 from .findings import Finding
 from .import_style import ImportStyle, place_guardkit_imports
 from .layout import fit
+from .parsing import parse_module
 from .policy_skeleton import framework_name
 from .runner import project_envs
 from .scanner import analyse_source
@@ -170,7 +170,7 @@ def _finish(
     if first.applied or rest.applied:
         after = place_guardkit_imports(after, style, first.before)
         after = fit(first.before, after, style.line_length)
-    module = ast.parse(first.before) if exposed - left else None
+    module = parse_module(first.before) if exposed - left else None
     integrated = {framework_name(module, t) for t in exposed - left if module is not None}
     tools = sorted(integrated | set(rest.tools))
     return replace(
@@ -245,7 +245,7 @@ def _survey(
     if path not in envs:
         return _Survey(code)
     try:
-        ast.parse(code)
+        parse_module(code, path)
     except SyntaxError as exc:
         return _Survey(code, f"cannot parse: {exc.msg}")
     name, env = envs[path]

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .parsing import parse_module
+
 __all__ = ["ImportStyle", "place_guardkit_imports"]
 
 _FUTURE, _STDLIB, _THIRD, _FIRST, _LOCAL = range(5)
@@ -181,7 +183,7 @@ def _place(code: str, line: str, style: ImportStyle) -> str:
     lines = code.splitlines(keepends=True)
     del lines[lines.index(line)]
     added = ast.parse(line).body[0]
-    module = ast.parse("".join(lines))
+    module = parse_module("".join(lines))
     block: list[ast.Import | ast.ImportFrom] = []
     for stmt in module.body:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):

@@ -1,5 +1,5 @@
 """Analyse one file: prefilter, parse with stdlib ``ast``, analyse, run the rules, apply
-suppressions.
+suppressions (``parsing`` reads newer syntax than the running Python's).
 
 ``analyse_source`` returns the file's result and its summary for the project index (see
 ``analysis/project.py``); it never raises for a bad input file: a syntax error becomes
@@ -8,8 +8,6 @@ suppressions.
 
 from __future__ import annotations
 
-import ast
-import warnings
 from pathlib import Path
 
 from .analysis.facts import analyze
@@ -18,6 +16,7 @@ from .analysis.project import Env
 from .analysis.summary import Summary
 from .config import Config
 from .findings import FileResult, Finding
+from .parsing import parse_module
 from .rules import RULES
 from .suppress import suppressed
 
@@ -38,9 +37,7 @@ def analyse_source(
     if not force and not might_match(data, config.catalog):
         return FileResult(path=path, skipped=True), None, ""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            module = ast.parse(data, filename=path)
+        module = parse_module(data, path)
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None)
         where = f" (line {line})" if line else ""

@@ -346,7 +346,7 @@ INVALID: tuple[Invalid, ...] = (
         class Chat:
             api_url: str = "https://api.openai.com/v1/chat/completions"
             def stream(self, prompt: str, http: httpx.Client) -> list[str]:
-                with http.stream("POST", str(self.api_url), json=prompt) as reply:
+                with http.stream("POST", str(self.api_url)) as reply:
                     return list(reply.iter_lines())
         """,
         line=5,
@@ -359,7 +359,7 @@ INVALID: tuple[Invalid, ...] = (
             class Chat:
                 api_url: str = "https://api.openai.com/v1/chat/completions"
                 def stream(self, prompt: str, http: httpx.Client) -> list[str]:
-                    with guardkit.model_turn(), http.stream("POST", str(self.api_url), json=prompt) as reply:
+                    with guardkit.model_turn(), http.stream("POST", str(self.api_url)) as reply:
                         return list(reply.iter_lines())
             """,
     ),

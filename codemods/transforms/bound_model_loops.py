@@ -15,6 +15,7 @@ import re
 
 import libcst as cst
 
+from ..parsing import parse_module
 from .base import FindingCodemod
 
 __all__ = ["BoundModelLoops"]
@@ -28,7 +29,7 @@ def _returns_value(func: cst.FunctionDef | None) -> bool:
     if func is None:
         return False
     source = cst.Module(body=[func.with_changes(decorators=())]).code
-    node = ast.parse(source).body[0]
+    node = parse_module(source).body[0]
     stack: list[ast.AST] = list(ast.iter_child_nodes(node))
     while stack:
         item = stack.pop()

@@ -14,14 +14,13 @@ callers instead (the analysis reports the callers' calls as the turn).
 
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 from libcst.codemod import SkipFile
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import PositionProvider
 
 from ..analysis.facts import analyze
+from ..parsing import parse_module
 from .base import FindingCodemod
 
 __all__ = ["GateModelCalls"]
@@ -46,7 +45,7 @@ class GateModelCalls(FindingCodemod):
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         calls = self.finding_targets(tree.code)
         facts = analyze(
-            ast.parse(tree.code),
+            parse_module(tree.code),
             self.config.catalog,
             name=self.module_name,
             is_package=self.is_package,

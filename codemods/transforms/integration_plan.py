@@ -22,6 +22,7 @@ from ..analysis.project import Env
 from ..analysis.tree import Tree
 from ..analysis.values import Values
 from ..config import Config
+from ..parsing import parse_module
 from ..rules import RULES_BY_ID
 from ..scanner import analyse_source
 from .integration_sites import Site, attach, find_sites
@@ -64,7 +65,7 @@ def plan(
 ) -> tuple[Site, ...]:
     """The sites of module ``name`` (source ``code``) whose integration removes a finding;
     ``ungated`` holds the qualified names of the project's tools reported ungated."""
-    module = ast.parse(code)
+    module = parse_module(code, path)
     tree = Tree(module)
     imports = ImportMap(tree.nodes(ast.Import, ast.ImportFrom), name, path.endswith("__init__.py"))
     sites = find_sites(tree, imports, config.catalog.gates)
@@ -83,7 +84,7 @@ def plan(
         if ungated.intersection(tool_names(calls[site.position], tree, values)):
             kept.append(site)
             continue
-        trial = ast.parse(code)
+        trial = parse_module(code, path)
         attach(trial, site)
         if ungated and ungated.intersection(_guarded_tools(trial, path, config, name, env)):
             kept.append(site)  # ``guard(runner)``: the tools go to the agent the runner runs
