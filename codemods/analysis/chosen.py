@@ -135,7 +135,7 @@ def _assigned_names(tree: Tree) -> frozenset[tuple[ast.AST, str]]:
     """``(function, variable)`` pairs assigned a tool name: ``name = call.function.name``,
     ``key = call.name.lower()``, ``key = self._normalize_name(call.name)``."""
     found: set[tuple[ast.AST, str]] = set()
-    for assign in tree.nodes(ast.Assign):
+    for assign in tree.assignments():
         if _spelled(assign.value, tree):
             func = tree.function_of(assign)
             found.update((func, t.id) for t in assign.targets if isinstance(t, ast.Name))

@@ -29,7 +29,7 @@ from .guards import Guards
 from .handed import hand_over
 from .handlers import handler_tools
 from .imports import ImportMap
-from .lookups import dynamic_dispatch, remote_dispatch, table_ref
+from .lookups import dynamic_dispatch, lookup_runs, remote_dispatch
 from .loops import infinite_names, is_bounded
 from .project import Env, ProjectIndex
 from .recursion import unbounded_recursions
@@ -274,7 +274,7 @@ def _reply_dispatches(
             symbol=ast.unparse(lookup),
             guarded=guards.request_before(call),
             fixable=False,
-            runs=table_ref(lookup, guards),
+            runs=lookup_runs(call, lookup, guards),
         )
         for call, lookup in reply_selected(reply)
         if id(call) not in known

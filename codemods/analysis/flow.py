@@ -106,7 +106,7 @@ class _Flow:
 
     def run(self) -> None:
         tree = self.tree
-        assigns = tree.nodes(ast.Assign)
+        assigns = tree.assignments()
         fors: list[ast.For | ast.AsyncFor] = [*tree.nodes(ast.For), *tree.nodes(ast.AsyncFor)]
         loops = [(n.target, n.iter) for n in fors]
         for comp in tree.nodes(ast.comprehension):
@@ -248,7 +248,7 @@ class Reply:
     def _run(self) -> None:
         tree = self.tree
         flows: list[tuple[Sequence[ast.expr | Pair], ast.expr]]
-        flows = [(a.targets, a.value) for a in tree.nodes(ast.Assign)]
+        flows = [(a.targets, a.value) for a in tree.assignments()]
         fors: list[ast.For | ast.AsyncFor] = [*tree.nodes(ast.For), *tree.nodes(ast.AsyncFor)]
         flows += [([n.target], n.iter) for n in fors]
         withs: list[ast.With | ast.AsyncWith] = [*tree.nodes(ast.With), *tree.nodes(ast.AsyncWith)]
@@ -332,7 +332,7 @@ def reply_selected(reply: Reply) -> list[tuple[ast.Call, ast.expr]]:
     selects the callee by position or key, a dispatch."""
     tree = reply.tree
     picked: dict[Pair, ast.expr] = {}
-    for assign in tree.nodes(ast.Assign):
+    for assign in tree.assignments():
         if _picked_by(assign.value, reply):
             for target in assign.targets:
                 if isinstance(target, ast.Name):
@@ -548,7 +548,7 @@ def _type_tag(expr: ast.expr, tree: Tree, written: bool = False) -> bool:
         scope = tree.function_of(expr)
         return any(
             _type_tag(a.value, tree, written)
-            for a in tree.nodes(ast.Assign)
+            for a in tree.assignments()
             if tree.function_of(a) is scope
             and any(isinstance(t, ast.Name) and t.id == expr.id for t in a.targets)
             and not isinstance(a.value, ast.Name)

@@ -29,7 +29,7 @@ from .tools import Dispatch
 from .tree import Tree, dotted
 from .values import CLASS
 
-__all__ = ["dynamic_dispatch", "remote_dispatch", "table_ref"]
+__all__ = ["dynamic_dispatch", "lookup_runs", "remote_dispatch", "table_ref"]
 
 Chosen = Collection[tuple[ast.AST, str]]
 _RUNNERS = frozenset({*TOOL_METHODS, "ainvoke"})
@@ -154,7 +154,7 @@ def _next_picks(tree: Tree, chosen: Chosen) -> dict[tuple[ast.AST, str], ast.exp
     """``tool = next(t for t in tools if t.name == name)``: ``(function, "tool")`` -> the
     comparison that picks it."""
     found: dict[tuple[ast.AST, str], ast.expr] = {}
-    for assign in tree.nodes(ast.Assign):
+    for assign in tree.assignments():
         value = assign.value
         if not (
             isinstance(value, ast.Call)
@@ -411,24 +411,33 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
             continue
         reported.add(id(lookup))
         symbol = ast.unparse(lookup.value if isinstance(lookup, ast.Await) else lookup)
-        ref = call_ref(call, guards.values) if isinstance(call.func, ast.Attribute) else None
-        ref = ref if ref and ref.startswith("type:") else _element_ref(call, lookup, guards)
-        if ref is None and isinstance(call.func, ast.Attribute):
-            # an element of unknown kind: the index resolves the method by its name
-            ref = name_ref(call, guards.values)
-        runs = (ref,) if ref else ()
         yield Dispatch(
             node=call,
             symbol=symbol,
             guarded=guards.request_before(call),
             fixable=False,
-            runs=runs
-            + table_ref(lookup, guards)
-            + checked_tables(lookup, guards)
-            + attribute_tables(lookup, guards)
-            + affixed_methods(lookup, guards)
-            + instance_methods(lookup, guards),
+            runs=lookup_runs(call, lookup, guards),
         )
+
+
+def lookup_runs(call: ast.Call, lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
+    """What a call of a looked-up callee can run: the method called on the element (by its
+    type, or by its name when the type is unknown), and every entry of the table it is looked
+    up in, however that table is known (a literal, checked names, attributes, affixed methods,
+    the public methods of an instance)."""
+    ref = call_ref(call, guards.values) if isinstance(call.func, ast.Attribute) else None
+    ref = ref if ref and ref.startswith("type:") else _element_ref(call, lookup, guards)
+    if ref is None and isinstance(call.func, ast.Attribute):
+        # an element of unknown kind: the index resolves the method by its name
+        ref = name_ref(call, guards.values)
+    return (
+        ((ref,) if ref else ())
+        + table_ref(lookup, guards)
+        + checked_tables(lookup, guards)
+        + attribute_tables(lookup, guards)
+        + affixed_methods(lookup, guards)
+        + instance_methods(lookup, guards)
+    )
 
 
 #: a method that runs a tool (``call_tool``, ``acall_tool``, ``run_tool``, ``executeTool``),

@@ -95,6 +95,7 @@ class Tree:
         self._narrowed_tails: set[str] = set()
         self._top_level: list[ast.stmt] | None = None
         self._definitions: dict[ast.AST, dict[str, ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        self._assignments: list[ast.Assign] | None = None
         # One hand-rolled pass instead of many ast.walk() calls: ast.walk dominates the profile.
         stack: list[ast.AST] = [module]
         parents = self._parents
@@ -149,6 +150,19 @@ class Tree:
         for kind in types:
             found.extend(self._by_type.get(kind, ()))  # type: ignore[arg-type]
         return found
+
+    def assignments(self) -> list[ast.Assign]:
+        """Every ``x = v``, and every ``x: T = v`` as one (an ``Assign`` made at its place, with
+        its target and value): where a value flows, an annotation changes nothing."""
+        if self._assignments is None:
+            found = self.nodes(ast.Assign)
+            for node in self.nodes(ast.AnnAssign):
+                if node.value is not None:
+                    plain = ast.copy_location(ast.Assign([node.target], node.value), node)
+                    self._parents[plain] = self._parents[node]
+                    found.append(plain)
+            self._assignments = found
+        return self._assignments
 
     def unreachable(self, node: ast.AST) -> bool:
         """Whether ``node`` sits after a ``return``, ``raise``, ``break`` or ``continue`` of its
