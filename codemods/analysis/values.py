@@ -371,10 +371,14 @@ class Values:
         return self.qualname_kind(self.qualify(dotted(ann)))
 
     def callee(self, call: ast.Call, at: ast.AST) -> tuple[Def, int] | None:
-        """The local function a call runs, and how many leading parameters it skips."""
+        """The local function a call runs (a class's ``__init__`` for a construction), and how
+        many leading parameters it skips."""
         func = call.func
         if isinstance(func, ast.Name) and func.id in self.functions:
             return self.functions[func.id], 0
+        if isinstance(func, ast.Name) and func.id in self.classes:  # ``Handler(OpenAI())``
+            init = self.method_of(self.classes[func.id], "__init__")
+            return (init, 1) if init else None
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             cls = self.tree.class_of(at)
             if func.value.id == "self" and cls:

@@ -365,6 +365,32 @@ INVALID: tuple[Invalid, ...] = (
     ),
     Invalid(
         code="""
+        from openai import OpenAI
+        class Handler:
+            def __init__(self, llm):
+                self.llm = llm
+            def ask(self, prompt):
+                return self.llm.chat.completions.create(model="m", messages=prompt)
+        handler = Handler(OpenAI())
+        """,
+        line=6,
+        column=15,
+        note="a client handed to the constructor of a class of the module",
+        expected_fix="""
+            from openai import OpenAI
+            import guardkit
+
+            class Handler:
+                def __init__(self, llm):
+                    self.llm = llm
+                def ask(self, prompt):
+                    with guardkit.model_turn():
+                        return self.llm.chat.completions.create(model="m", messages=prompt)
+            handler = Handler(OpenAI())
+            """,
+    ),
+    Invalid(
+        code="""
         import litellm
         completion = litellm.completion
         def ask(prompt):
