@@ -26,7 +26,7 @@ from .project import TOOL_METHODS
 from .registrations import registrars
 from .summary import call_ref, name_ref, qualified
 from .tools import Dispatch
-from .tree import Tree, dotted
+from .tree import Tree, dotted, scope_nodes
 from .values import CLASS
 
 __all__ = ["dynamic_dispatch", "lookup_runs", "remote_dispatch", "table_ref"]
@@ -224,10 +224,11 @@ def table_ref(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
     """``HANDLERS.get(name)`` with ``HANDLERS`` a module-level table, here or imported: its
     qualified name (the project index lists its entries: functions, lambdas' callees,
     partials' functions)."""
-    table = _table_of(lookup)
-    if not isinstance(table, ast.Name):
-        return ()
-    return _qualified_table(table, guards)
+    return _module_table(_table_of(lookup), guards)
+
+
+def _module_table(table: ast.expr | None, guards: Guards) -> tuple[str, ...]:
+    return _qualified_table(table, guards) if isinstance(table, ast.Name) else ()
 
 
 def _table_of(lookup: ast.expr) -> ast.expr | None:
@@ -249,17 +250,20 @@ def _qualified_table(table: ast.Name, guards: Guards) -> tuple[str, ...]:
 
 def attribute_tables(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
     """``self.table[name]``, ``self.tools.get(name)`` where the class fills ``self.table``
-    with a literal of its bound methods or functions (``self:`` refs and qualified names), or
-    from what it is built with: ``arg:<parameter>:<class>`` refs (the project index lists the
-    elements callers pass there)."""
-    table = _table_of(lookup)
+    with a literal of its bound methods, functions or instances (``self:`` refs and qualified
+    names), or from what it is built with: ``arg:<parameter>:<class>`` refs (the project index
+    lists the elements callers pass there)."""
+    return _attribute_table(_table_of(lookup), lookup, guards)
+
+
+def _attribute_table(table: ast.expr | None, at: ast.AST, guards: Guards) -> tuple[str, ...]:
     if not (
         isinstance(table, ast.Attribute)
         and isinstance(table.value, ast.Name)
         and table.value.id == "self"
     ):
         return ()
-    cls = guards.tree.class_of(lookup)
+    cls = guards.tree.class_of(at)
     if cls is None:
         return ()
     owner = qualified(guards.values.module, cls.name)
@@ -272,7 +276,70 @@ def attribute_tables(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
             found.append(f"self:{owner}.{entry.attr}")  # a bound method of the class
         elif isinstance(entry, ast.Name):
             found += _qualified_table(entry, guards)  # a function, here or imported
+        elif isinstance(entry, ast.Call):
+            found += _constructed(entry, guards)
     return tuple(found)
+
+
+def getter_tables(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
+    """``self.get_capability(name)``, ``find_tool(name)``: a function of the module that
+    returns an entry of a table by its parameter (``return self._capabilities.get(name)``) or
+    the element of a collection a test on its parameter picks (``for tool in TOOLS: if
+    tool.name == name: return tool``) returns what that table holds: its entries run."""
+    lookup = lookup.value if isinstance(lookup, ast.Await) else lookup
+    if not isinstance(lookup, ast.Call):
+        return ()
+    callee = guards.values.callee(lookup, lookup)
+    if callee is None:
+        return ()
+    func = callee[0]
+    params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
+    found: list[str] = []
+    for node in scope_nodes(func.body):
+        if not (isinstance(node, ast.Return) and node.value is not None):
+            continue
+        table = _returned_table(node, params, guards.tree)
+        if table is not None:
+            found += _module_table(table, guards) + _attribute_table(table, node, guards)
+    return tuple(found)
+
+
+def _returned_table(node: ast.Return, params: set[str], tree: Tree) -> ast.expr | None:
+    """The table a ``return`` reads its value from by one of ``params``."""
+    value = node.value
+    if isinstance(value, ast.Subscript):
+        return value.value if _uses(value.slice, params) else None
+    if isinstance(value, ast.Call) and _table_of(value) is not None and value.args:
+        return _table_of(value) if _uses(value.args[0], params) else None
+    if not isinstance(value, ast.Name):
+        return None
+    tested = False  # the element returned from a loop over the table, when a test picks it
+    for parent, _ in tree.ancestors(node):
+        if isinstance(parent, _SCOPES):
+            return None
+        tested = tested or (isinstance(parent, ast.If) and _uses(parent.test, params))
+        if isinstance(parent, (ast.For, ast.AsyncFor)):
+            target = parent.target
+            picked = tested and isinstance(target, ast.Name) and target.id == value.id
+            return parent.iter if picked else None
+    return None
+
+
+def _uses(expr: ast.expr, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(expr))
+
+
+def _constructed(entry: ast.Call, guards: Guards) -> list[str]:
+    """``RunCommand()`` in a table: the class, here or imported, whose instance is run (the
+    project index expands a class to the methods a tool object runs through)."""
+    name = dotted(entry.func) or ""
+    if not name.rpartition(".")[2][:1].isupper():
+        return []
+    values = guards.values
+    found = values.qualify(name)
+    if found is None and name in values.classes:
+        found = qualified(values.module, name)
+    return [found] if found else []
 
 
 def checked_tables(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
@@ -437,6 +504,7 @@ def lookup_runs(call: ast.Call, lookup: ast.expr, guards: Guards) -> tuple[str, 
         + attribute_tables(lookup, guards)
         + affixed_methods(lookup, guards)
         + instance_methods(lookup, guards)
+        + getter_tables(lookup, guards)
     )
 
 

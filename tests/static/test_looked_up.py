@@ -2,7 +2,9 @@
 dispatch picked by the reply can reach are tools (issue 20): ``data: dict = json.loads(reply)``
 carries the reply as ``data = ...`` does, and ``getattr(backend, name)`` with ``name`` parsed out
 of the reply runs every public method of ``backend``'s class, as it does when ``name`` is a tool
-call's name."""
+call's name. A getter of a table (``self.get_capability(name)`` returning
+``self._capabilities.get(name)``, ``find_tool(name)`` returning the element its test picks)
+returns that table's entries; an instance there runs its ``__call__``."""
 
 from __future__ import annotations
 
@@ -96,3 +98,95 @@ def test_a_name_the_program_chose_selects_nothing(agent: Path, found: Found) -> 
         agent.read_text().replace("getattr(self.search, name)", "self.search.find_class")
     )
     assert _found(found) == set()
+
+
+TABLES = """\
+import json
+import subprocess
+
+from llm import client
+
+
+class Capability:
+    def __call__(self, **kwargs):
+        raise NotImplementedError
+
+
+class RunCommand(Capability):
+    def __call__(self, command):
+        return subprocess.run(command, shell=True, capture_output=True, text=True).stdout
+
+
+def read_file(path):
+    with open(path) as handle:
+        return handle.read()
+
+
+def write_file(path, text):
+    with open(path, "w") as handle:
+        return handle.write(text)
+
+
+FILE_TOOLS = [write_file]
+
+
+def find_tool(name):
+    for tool in FILE_TOOLS:
+        if tool.__name__ == name:
+            return tool
+    return None
+
+
+class Agent:
+    def __init__(self):
+        self._capabilities = {"run_command": RunCommand()}
+        self.add_capability("read_file", read_file)
+
+    def add_capability(self, name, capability):
+        self._capabilities[name] = capability
+
+    def get_capability(self, name):
+        return self._capabilities.get(name)
+
+    def step(self, messages):
+        reply = client.chat.completions.create(model="m", messages=messages, tools=[])
+        for call in reply.choices[0].message.tool_calls or []:
+            arguments = json.loads(call.function.arguments)
+            if call.function.name == "write_file":
+                out = find_tool(call.function.name)(**arguments)
+            else:
+                out = self.get_capability(call.function.name)(**arguments)
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": out})
+"""
+
+
+@pytest.fixture
+def tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "llm.py").write_text(LLM)
+    path = tmp_path / "agent.py"
+    path.write_text(TABLES)
+    return path
+
+
+def test_a_getter_of_a_table_returns_its_entries_instances_run_their_call(
+    tables: Path, found: Found
+) -> None:
+    assert _found(found) == {
+        ("GK202", "self.get_capability(call.function.name)"),
+        ("GK202", "find_tool(call.function.name)"),
+        ("GK201", "RunCommand.__call__"),
+        ("GK201", "read_file"),
+        ("GK201", "write_file"),
+    }
+
+
+def test_a_getter_of_what_its_parameter_does_not_pick_returns_no_entry(
+    tables: Path, found: Found
+) -> None:
+    tables.write_text(
+        tables.read_text()
+        .replace("return self._capabilities.get(name)", "return self._capabilities.get('x')")
+        .replace("if tool.__name__ == name:", "if tool.__name__:")
+    )
+    assert {s for r, s in _found(found) if r == "GK201"} == set()
