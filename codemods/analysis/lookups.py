@@ -458,7 +458,7 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
     # a tool's own parameters: a table entry picked by one and run (a sub-agent by the name the
     # model wrote), not data read by one (``files[path]``, ``client.get_collection(name)``)
     picked = _aliases(tree, params, strict=True) if params else {}
-    reported: set[int] = set()
+    sites: dict[int, tuple[ast.expr, list[ast.Call]]] = {}  # by lookup, in the source's order
     for call in sorted(tree.nodes(ast.Call), key=lambda c: (c.lineno, c.col_offset)):
         if id(call) in known:
             continue
@@ -474,13 +474,18 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
             lookup = _lookup_of(call.func, tree, params, picked, strict=True)
             if lookup is not None and not takes_tool_input(call, tree, params):
                 lookup = None
-        if lookup is None or id(lookup) in reported or _gated_literal(lookup, guards):
+        if lookup is None or _gated_literal(lookup, guards):
             continue
-        reported.add(id(lookup))
-        symbol = ast.unparse(lookup.value if isinstance(lookup, ast.Await) else lookup)
+        if id(lookup) not in sites:
+            sites[id(lookup)] = (lookup, [])
+        sites[id(lookup)][1].append(call)
+    for lookup, calls in sites.values():
+        # the call that runs the tool, not one that describes it (``tool.one_liner(params)``
+        # printed before ``tool.invoke(params)``): a direct call or a running method, if any
+        call = next((c for c in calls if _runs(c)), calls[0])
         yield Dispatch(
             node=call,
-            symbol=symbol,
+            symbol=ast.unparse(lookup.value if isinstance(lookup, ast.Await) else lookup),
             guarded=guards.request_before(call),
             fixable=False,
             runs=lookup_runs(call, lookup, guards),

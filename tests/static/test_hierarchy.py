@@ -19,7 +19,7 @@ EXPECTED = {
     ("bot/provider.py", 6, "GK102", "litellm.acompletion"),
     ("bot/tools/files.py", 9, "GK201", "ReadTool.execute"),
     ("bot/tools/files.py", 16, "GK201", "WriteTool.execute"),
-    ("bot/tools/registry.py", 18, "GK202", "self._tools.get(name)"),
+    ("bot/tools/registry.py", 21, "GK202", "self._tools.get(name)"),
     ("desk/agent.py", 14, "GK102", "client.messages.create"),
     ("desk/manager.py", 13, "GK202", "self.get_tool(name)"),
     ("desk/tools.py", 25, "GK201", "ShellTool.run_impl"),
@@ -39,9 +39,9 @@ def test_tools_are_the_subclasses_a_base_typed_dispatch_runs(hierarchy: Path, fo
 def test_a_concrete_base_method_is_the_tool_when_nothing_is_abstract(
     hierarchy: Path, found: Found
 ) -> None:
-    # without the stub, Tool is no abstract base: the method the registry runs first on the
-    # looked-up tool (Tool.check) is what the dispatch runs, and the subclasses' execute
-    # (an override of nothing abstract) are not reached from it
+    # without the stub, Tool is no abstract base: the method the registry runs on the
+    # looked-up tool (Tool.execute, not the Tool.check it validates the input with first) is
+    # a tool, and so are the subclasses' overrides of it
     base = hierarchy / "bot" / "tools" / "base.py"
     base.write_text(
         base.read_text()
@@ -51,5 +51,6 @@ def test_a_concrete_base_method_is_the_tool_when_nothing_is_abstract(
         .replace("        raise NotImplementedError", "        return None")
     )
     seen = {(p, r, s) for p, _, r, s in found() if r == "GK201"}
-    assert ("bot/tools/base.py", "GK201", "Tool.check") in seen
-    assert ("bot/tools/files.py", "GK201", "ReadTool.execute") not in seen
+    assert ("bot/tools/base.py", "GK201", "Tool.execute") in seen
+    assert ("bot/tools/files.py", "GK201", "ReadTool.execute") in seen
+    assert ("bot/tools/base.py", "GK201", "Tool.check") not in seen

@@ -190,3 +190,54 @@ def test_a_getter_of_what_its_parameter_does_not_pick_returns_no_entry(
         .replace("if tool.__name__ == name:", "if tool.__name__:")
     )
     assert {s for r, s in _found(found) if r == "GK201"} == set()
+
+
+DESCRIBED = """\
+import json
+
+from llm import client
+
+
+class Tool:
+    name = "base"
+
+    def invoke(self, params):
+        raise NotImplementedError
+
+    def one_liner(self, params):
+        return f"{self.name}({params})"
+
+
+class Pods(Tool):
+    name = "pods"
+
+    def invoke(self, params):
+        return "pod list"
+
+    def one_liner(self, params):
+        return f"list pods in {params.get('namespace')}"
+
+
+TOOLS = {tool.name: tool for tool in [Pods()]}
+
+
+def step(messages):
+    reply = client.chat.completions.create(model="m", messages=messages, tools=[])
+    for call in reply.choices[0].message.tool_calls or []:
+        params = json.loads(call.function.arguments)
+        tool = TOOLS.get(call.function.name)
+        print("running", tool.one_liner(params))
+        messages.append({"role": "tool", "content": tool.invoke(params)})
+"""
+
+
+def test_a_method_that_describes_the_looked_up_tool_is_no_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, found: Found
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "llm.py").write_text(LLM)
+    (tmp_path / "agent.py").write_text(DESCRIBED)
+    assert {(p, line, r, s) for p, line, r, s in found() if r in {"GK201", "GK202"}} == {
+        ("agent.py", 19, "GK201", "Pods.invoke"),
+        ("agent.py", 35, "GK202", "TOOLS.get(call.function.name)"),
+    }
