@@ -210,6 +210,14 @@ TOOL_DECORATORS = frozenset(
         "agents.decorators.tool",
         "fastmcp.tools.tool",
         "llama_index.core.tools.tool",
+        "strands.tool",
+        "strands.tools.tool",
+        "strands.tools.decorator.tool",
+        "agno.tools.tool",
+        "agno.tools.decorator.tool",
+        "haystack.tools.tool",
+        "semantic_kernel.functions.kernel_function",
+        "semantic_kernel.functions.kernel_function_decorator.kernel_function",
     }
 )
 
@@ -248,6 +256,12 @@ TOOL_CONSTRUCTORS: dict[str, int | None] = {
     "pydantic_ai.Tool": 0,
     "pydantic_ai.tools.Tool": 0,
     "google.adk.tools.FunctionTool": 0,
+    "google.adk.tools.LongRunningFunctionTool": 0,
+    "haystack.tools.Tool": None,
+    "haystack.tools.create_tool_from_function": 0,
+    "autogen_core.tools.FunctionTool": 0,
+    "dspy.Tool": 0,
+    "camel.toolkits.FunctionTool": 0,
 }
 #: keywords of a tool constructor that name the callable (sync or async) it runs
 TOOL_CALLABLE_KEYWORDS = frozenset(
@@ -261,6 +275,13 @@ TOOL_BASES: dict[str, tuple[str, ...]] = {
     "langchain.tools.BaseTool": ("_run", "_arun"),
     "crewai.tools.BaseTool": ("_run",),
     "crewai_tools.BaseTool": ("_run",),
+    "agency_swarm.tools.BaseTool": ("run",),
+    "agency_swarm.BaseTool": ("run",),
+    "google.adk.tools.BaseTool": ("run_async",),
+    "google.adk.tools.base_tool.BaseTool": ("run_async",),
+    "autogen_core.tools.BaseTool": ("run",),
+    "llama_index.core.tools.BaseTool": ("__call__", "call", "acall"),
+    "llama_index.core.tools.AsyncBaseTool": ("call", "acall"),
 }
 
 #: bases whose subclasses list their tool methods by name in ``spec_functions``

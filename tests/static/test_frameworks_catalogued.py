@@ -1,0 +1,76 @@
+"""Tools of agent frameworks the corpus holds no project of, recognised from the framework's
+own API: a tool decorator (Strands, Agno, Haystack, Semantic Kernel), a constructor given the
+callable (Haystack, AutoGen, DSPy, CAMEL, Google ADK), a subclass of a tool base class with the
+method the framework runs (agency-swarm, Google ADK, AutoGen, LlamaIndex)."""
+
+from __future__ import annotations
+
+import pytest
+from guardkit.codemods.scanner import scan_source
+
+BODY = "    import subprocess\n    return subprocess.run(command, shell=True).returncode\n"
+
+DECORATED = [
+    ("strands", "tool", "@tool"),
+    ("agno.tools", "tool", "@tool(show_result=True)"),
+    ("haystack.tools", "tool", "@tool"),
+    ("semantic_kernel.functions", "kernel_function", '@kernel_function(name="shell")'),
+]
+
+
+@pytest.mark.parametrize(("module", "name", "decorator"), DECORATED)
+def test_a_framework_tool_decorator_makes_a_tool(module: str, name: str, decorator: str) -> None:
+    source = f"from {module} import {name}\n\n\n{decorator}\ndef shell(command: str):\n{BODY}"
+    found = [(f.rule, f.symbol) for f in scan_source(source, "tools.py").findings]
+    assert found == [("GK201", "shell")]
+
+
+CONSTRUCTED = [
+    (
+        "haystack.tools",
+        "Tool",
+        'Tool(name="shell", description="d", parameters={}, function=shell)',
+    ),
+    ("haystack.tools", "create_tool_from_function", "create_tool_from_function(shell)"),
+    ("autogen_core.tools", "FunctionTool", 'FunctionTool(shell, description="run a command")'),
+    ("dspy", "Tool", "Tool(shell)"),
+    ("camel.toolkits", "FunctionTool", "FunctionTool(shell)"),
+    ("google.adk.tools", "LongRunningFunctionTool", "LongRunningFunctionTool(func=shell)"),
+]
+
+
+@pytest.mark.parametrize(("module", "name", "made"), CONSTRUCTED)
+def test_a_framework_tool_constructor_makes_a_tool(module: str, name: str, made: str) -> None:
+    source = f"from {module} import {name}\n\n\ndef shell(command: str):\n{BODY}\n\nTOOL = {made}\n"
+    found = [(f.rule, f.symbol) for f in scan_source(source, "tools.py").findings]
+    assert found == [("GK201", "shell")]
+
+
+BASES = [
+    ("agency_swarm.tools", "BaseTool", "run", "self"),
+    ("google.adk.tools", "BaseTool", "run_async", "self, *, args, tool_context"),
+    ("autogen_core.tools", "BaseTool", "run", "self, args, cancellation_token"),
+    ("llama_index.core.tools", "BaseTool", "__call__", "self, command"),
+]
+
+
+@pytest.mark.parametrize(("module", "base", "method", "params"), BASES)
+def test_a_subclass_of_a_framework_tool_base_is_a_tool(
+    module: str, base: str, method: str, params: str
+) -> None:
+    source = (
+        f"from {module} import {base}\n\n\nclass Shell({base}):\n"
+        f"    def {method}({params}):\n"
+        "        import os\n        return os.system('make')\n\n"
+        "    def describe(self):\n        return 'runs make'\n"
+    )
+    found = [(f.rule, f.symbol) for f in scan_source(source, "tools.py").findings]
+    assert found == [("GK201", f"Shell.{method}")]
+
+
+def test_a_class_of_another_base_with_the_same_name_is_no_tool() -> None:
+    source = (
+        "from drawing.tools import BaseTool\n\n\nclass Pen(BaseTool):\n"
+        "    def run(self):\n        return 'line'\n"
+    )
+    assert scan_source(source, "tools.py").findings == ()
