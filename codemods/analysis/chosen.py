@@ -197,16 +197,23 @@ def takes_tool_input(
     whole object a parser or an event printer would take."""
     if any(k.arg is None for k in call.keywords):
         return True  # ``**arguments``
-    for arg in [*call.args, *(k.value for k in call.keywords)]:
-        for node in ast.walk(arg):
-            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-                field = node.slice.value
-            elif isinstance(node, (ast.Name, ast.Attribute)):
-                field = (dotted(node) or "").rpartition(".")[2]
-                if isinstance(node, ast.Name) and (tree.function_of(node), node.id) in chosen:
-                    return True
-            else:
-                continue
-            if field in INPUT_FIELDS:
+    return any(
+        is_tool_input(a, tree, chosen) for a in [*call.args, *(k.value for k in call.keywords)]
+    )
+
+
+def is_tool_input(expr: ast.expr, tree: Tree, chosen: Collection[tuple[ast.AST, str]] = ()) -> bool:
+    """``expr`` reads the tool call's input (``block.input``, ``args["path"]``), or is a
+    variable of ``chosen``."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            field = node.slice.value
+        elif isinstance(node, (ast.Name, ast.Attribute)):
+            field = (dotted(node) or "").rpartition(".")[2]
+            if isinstance(node, ast.Name) and (tree.function_of(node), node.id) in chosen:
                 return True
+        else:
+            continue
+        if field in INPUT_FIELDS:
+            return True
     return False

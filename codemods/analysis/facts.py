@@ -219,7 +219,7 @@ def _follow_chosen(
         seeds |= seeds_from_env(tree, kinds, {id(d): _qualified(tree, d, values) for d in defs})
     if not (seeds or (agentic and may_choose(tree))):
         return
-    guards.named, passed = follow_names(
+    guards.named, guards.inputs, passed = follow_names(
         tree, values, seeds, lambda c: call_ref(c, values) or param_ref(c, values)
     )
     if passed:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from .chosen import local_function, reads_tool_name
+from .chosen import is_tool_input, local_function, reads_tool_name
 from .project import TOOL_METHODS
 from .tree import FUNCTION_NODES, Tree, scope_nodes
 from .values import Values
@@ -62,6 +62,8 @@ class _Flow:
         self.held: dict[Pair, set[int]] = {}
         for pair in seeds:
             self.held.setdefault(pair, set()).add(_WHOLE)
+        #: parameters handed the tool call's input beside a chosen name
+        self.inputs: set[Pair] = set()
         self.calls: list[ast.Call] = []
         #: ids of the calls of the module's own functions
         self.local: set[int] = set()
@@ -135,16 +137,20 @@ class _Flow:
                 break
 
     def _pass(self, call: ast.Call, func: Def, params: list[str]) -> bool:
-        """A chosen name passed to a function of the module reaches its parameter."""
+        """A chosen name passed to a function of the module reaches its parameter; the tool
+        call's input passed beside it (``self._run_tool(call.function.name,
+        json.loads(call.function.arguments))``) reaches its own, an input of the tool."""
+        given = list(zip(params, call.args, strict=False))
+        names = {*params, *(p.arg for p in func.args.kwonlyargs)}
+        given += [(k.arg, k.value) for k in call.keywords if k.arg in names]
+        chosen = {p for p, arg in given if _WHOLE in self.positions(arg)}
         changed = False
-        for index, arg in enumerate(call.args[: len(params)]):
-            if _WHOLE in self.positions(arg):
-                changed |= self._param(func, params[index])
-        for keyword in call.keywords:
-            if keyword.arg is not None and _WHOLE in self.positions(keyword.value):
-                names = {*params, *(p.arg for p in func.args.kwonlyargs)}
-                if keyword.arg in names:
-                    changed |= self._param(func, keyword.arg)
+        for param in chosen:
+            changed |= self._param(func, param)
+        for param, arg in given if chosen else ():
+            if param not in chosen and is_tool_input(arg, self.tree, self.inputs):
+                changed |= (func, param) not in self.inputs
+                self.inputs.add((func, param))
         return changed
 
     def _param(self, func: ast.AST, name: str) -> bool:
@@ -157,11 +163,12 @@ class _Flow:
 
 def follow_names(
     tree: Tree, values: Values, seeds: Iterable[Pair], ref_of: Callable[[ast.Call], str | None]
-) -> tuple[set[Pair], set[tuple[str, int, str]]]:
+) -> tuple[set[Pair], set[Pair], set[tuple[str, int, str]]]:
     """``(function, variable)`` pairs that hold a model-chosen tool name (``seeds`` hold one
     already: an MCP handler's name parameter, parameters callers in other modules pass one),
-    and ``(ref, index, MODEL_NAME)`` for each positional argument holding one in a call of
-    another module's function (``ref_of``: the ref a call runs)."""
+    the parameters handed the tool call's input beside one, and ``(ref, index, MODEL_NAME)``
+    for each positional argument holding one in a call of another module's function
+    (``ref_of``: the ref a call runs)."""
     flow = _Flow(tree, values, seeds)
     flow.run()
     passed: set[tuple[str, int, str]] = set()
@@ -175,7 +182,8 @@ def follow_names(
         # ...)``: resolved through what callers pass); ``self`` calls stay in the module
         if ref and (":" not in ref or ref.startswith(("type:", "param:"))):
             passed |= {(ref, index, MODEL_NAME) for index in held}
-    return {pair for pair, held in flow.held.items() if _WHOLE in held}, passed
+    named = {pair for pair, held in flow.held.items() if _WHOLE in held}
+    return named, flow.inputs, passed
 
 
 def seeds_from_env(

@@ -42,6 +42,8 @@ class Guards:
         #: ``(function, variable)`` pairs a model-chosen tool name flows into (``flow.py``):
         #: they select a callee, they are not the tool's input
         self.named: set[tuple[ast.AST, str]] = set()
+        #: parameters handed the tool call's input beside a chosen name (``flow.py``)
+        self.inputs: set[tuple[ast.AST, str]] = set()
         #: ``(tool function, parameter)``: what the model wrote for a tool found in the module
         self.tool_params: set[tuple[ast.AST, str]] = set()
         for assign in tree.nodes(ast.Assign):

@@ -468,7 +468,7 @@ def dynamic_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:
             lookup = _lookup_of(call.func, tree, names, aliases)
             lookup = lookup or _handed_lookup(call, tree, names)
             lookup = lookup or _matched_element(call, tree, names, picks)
-        if lookup is not None and not takes_tool_input(call, tree, chosen):
+        if lookup is not None and not takes_tool_input(call, tree, chosen | guards.inputs):
             lookup = None
         if lookup is None and params and _runs(call):
             lookup = _lookup_of(call.func, tree, params, picked, strict=True)

@@ -241,3 +241,54 @@ def test_a_method_that_describes_the_looked_up_tool_is_no_tool(
         ("agent.py", 19, "GK201", "Pods.invoke"),
         ("agent.py", 35, "GK202", "TOOLS.get(call.function.name)"),
     }
+
+
+HELPER = """\
+import json
+
+from llm import client
+
+
+def search(query):
+    return f"results for {query}"
+
+
+def shell(command):
+    import subprocess
+
+    return subprocess.run(command, shell=True).returncode
+
+
+class Agent:
+    def __init__(self):
+        self.tools = {"search": search, "shell": shell}
+
+    def _run_tool(self, tool_name, tool_params, note):
+        tool = self.tools.get(tool_name)
+        print(note)
+        return tool(tool_params)
+
+    def step(self, messages):
+        reply = client.chat.completions.create(model="m", messages=messages, tools=[])
+        for call in reply.choices[0].message.tool_calls or []:
+            arguments = json.loads(call.function.arguments)
+            out = self._run_tool(call.function.name, arguments, "running")
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": out})
+"""
+
+
+def test_the_input_handed_beside_the_chosen_name_is_the_tools_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, found: Found
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "llm.py").write_text(LLM)
+    agent = tmp_path / "agent.py"
+    agent.write_text(HELPER)
+    assert _found(found) == {
+        ("GK202", "self.tools.get(tool_name)"),
+        ("GK201", "search"),
+        ("GK201", "shell"),
+    }
+    # the helper given a note it wrote itself, not the model's input, runs nothing it chose
+    agent.write_text(HELPER.replace("return tool(tool_params)", "return tool(note)"))
+    assert _found(found) == set()
