@@ -47,10 +47,13 @@ def _body_nodes(stmts: list[ast.stmt]) -> Iterator[ast.AST]:
 
 def _tests_name(test: ast.expr, name: str) -> str | None:
     """The tool name(s) ``test`` compares the parameter with (``name == "x"``,
-    ``name in ("x", "y")``, ``name == Tools.X``), as a label."""
+    ``name in ("x", "y")``, ``name == Tools.X``, ``name.startswith("x_")``), as a label."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
         labels = [_tests_name(v, name) for v in test.values]
         return "|".join(label for label in labels if label) if all(labels) else None
+    affix = _affix(test, name)
+    if affix is not None:
+        return affix
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
     sides = [test.left, test.comparators[0]]
@@ -62,6 +65,21 @@ def _tests_name(test: ast.expr, name: str) -> str | None:
     if isinstance(other, ast.Constant):
         return str(other.value)
     return ast.unparse(other) if not isinstance(other, ast.Call) else None
+
+
+def _affix(test: ast.expr, name: str) -> str | None:
+    """``name.startswith("fs_")`` -> ``"fs_*"``, ``name.endswith("_file")`` -> ``"*_file"``: a
+    branch for a group of tools, often handed on to a helper that picks among them."""
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.args):
+        return None
+    func, first = test.func, test.args[0]
+    if not (isinstance(func.value, ast.Name) and func.value.id == name):
+        return None
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+        return None
+    if func.attr == "startswith":
+        return f"{first.value}*"
+    return f"*{first.value}" if func.attr == "endswith" else None
 
 
 def _branches(handler: Def, name: str) -> list[tuple[str, ast.AST, list[ast.stmt]]]:

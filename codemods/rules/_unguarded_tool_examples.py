@@ -634,6 +634,43 @@ INVALID: tuple[Invalid, ...] = (
     ),
     Invalid(
         code="""
+        import shutil
+        from mcp.server import Server
+        server = Server("files")
+        async def file_tools(name: str, arguments: dict) -> str:
+            if name == "fs_remove_tree":
+                shutil.rmtree(arguments["path"])
+            return "ok"
+        @server.call_tool()
+        async def call_tool(name: str, arguments: dict) -> list:
+            if name.startswith("fs_"):
+                return [await file_tools(name, arguments)]
+            raise ValueError(f"unknown tool {name}")
+        """,
+        line=4,
+        column=0,
+        note="an MCP low-level handler that hands a group of tools (a name prefix) to a helper: "
+        "the helper is a tool",
+        expected_fix="""
+            import shutil
+            from mcp.server import Server
+            import guardkit
+
+            server = Server("files")
+            @guardkit.tool()
+            async def file_tools(name: str, arguments: dict) -> str:
+                if name == "fs_remove_tree":
+                    shutil.rmtree(arguments["path"])
+                return "ok"
+            @server.call_tool()
+            async def call_tool(name: str, arguments: dict) -> list:
+                if name.startswith("fs_"):
+                    return [await file_tools(name, arguments)]
+                raise ValueError(f"unknown tool {name}")
+            """,
+    ),
+    Invalid(
+        code="""
         import httpx
         from mcp.server import Server
         server = Server("weather")
