@@ -2,7 +2,9 @@
 
 Bounded: a loop whose every turn waits for a person (``input()``: a chat REPL); a ``for`` over
 anything but ``itertools.count()``/``iter(f, sentinel)``; a ``while`` whose
-condition compares a counter the loop updates, or names a ``max_*``/limit; a ``while`` whose body
+condition compares a counter the loop updates on every turn that goes round (one that sets a
+flag to a literal and then meets ``if flag: break`` or ``while not flag`` does not), or names a
+``max_*``/limit; a ``while`` whose body
 breaks/returns/raises when such a counter passes a limit, or calls a function that raises on a
 limit (a counter some module steps, compared in an ``if ...: raise``; followed across the
 project); any loop gated by ``llm_turn`` (the
@@ -114,75 +116,128 @@ def _steps(stmt: ast.stmt, name: str) -> bool:
     return False
 
 
-#: a path through a block: ``None`` when it leaves the loop (``break``, ``return``,
-#: ``raise``), else whether the counter was stepped on it
-_Path = bool | None
+#: where a path through a block stands: whether the counter was stepped on it, and what it
+#: knows of flags it set (``(name, truthy)``: ``done = True``, ``result = f"clicked {x}"``)
+_State = tuple[bool, frozenset[tuple[str, bool]]]
+#: the states the paths through a block fall through with (none: every path leaves the loop,
+#: by ``break``, ``return`` or ``raise``); kept apart, so that a flag set on one path decides
+#: a later test on that path, up to a few, then merged
+_Paths = frozenset[_State]
+_KEPT = 16
 
 
-def _through(block: Sequence[ast.stmt], name: str, stepped: bool, turns: list[bool]) -> _Path:
-    """Follow ``block`` from a state where the counter is ``stepped`` (or not): the state it
-    falls through with, and in ``turns`` the state of each ``continue`` it takes."""
-    state: _Path = stepped
+def _through(block: Sequence[ast.stmt], name: str, paths: _Paths, turns: list[_State]) -> _Paths:
+    """Follow ``block`` from ``paths``: the states it falls through with, and in ``turns`` the
+    state of each ``continue`` it takes."""
     for stmt in block:
-        if state is None:
-            return None
-        state = _statement(stmt, name, state, turns)
-    return state
+        if not paths:
+            break
+        paths = _merged(frozenset().union(*(_statement(stmt, name, p, turns) for p in paths)))
+    return paths
 
 
-def _statement(stmt: ast.stmt, name: str, state: bool, turns: list[bool]) -> _Path:
+def _merged(paths: _Paths) -> _Paths:
+    if len(paths) <= _KEPT:
+        return paths
+    stepped = all(p[0] for p in paths)
+    return frozenset({(stepped, frozenset.intersection(*(p[1] for p in paths)))})
+
+
+def _statement(stmt: ast.stmt, name: str, state: _State, turns: list[_State]) -> _Paths:
+    stepped, known = state
     if _steps(stmt, name):
-        return True
+        return frozenset({(True, known)})
     if isinstance(stmt, ast.Continue):
         turns.append(state)
-        return None
+        return frozenset()
     if isinstance(stmt, (ast.Break, ast.Return, ast.Raise)):
-        return None
+        return frozenset()
+    here = frozenset({state})
     if isinstance(stmt, ast.If):
-        return _join(
-            _through(stmt.body, name, state, turns), _through(stmt.orelse, name, state, turns)
-        )
+        decided = _decide(stmt.test, known)  # a flag this path set picks the branch
+        body = _through(stmt.body, name, here, turns) if decided is not False else frozenset()
+        rest = _through(stmt.orelse, name, here, turns) if decided is not True else frozenset()
+        return body | rest
     if isinstance(stmt, ast.Match):
-        ends = [_through(c.body, name, state, turns) for c in stmt.cases]
+        ends = frozenset().union(*(_through(c.body, name, here, turns) for c in stmt.cases))
         last = stmt.cases[-1].pattern if stmt.cases else None
         catch_all = isinstance(last, ast.MatchAs) and last.pattern is None
-        return _join(*ends) if catch_all else _join(*ends, state)  # or no case is taken
+        return ends if catch_all else ends | here  # or no case is taken
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return _through(stmt.body, name, state, turns)
+        return _through(stmt.body, name, here, turns)
     if isinstance(stmt, ast.Try):
-        return _try(stmt, name, state, turns)
-    return state  # a nested loop may run no turn: what it steps is not stepped every turn
+        return _try(stmt, name, here, turns)
+    # anything else (a nested loop may run no turn: what it steps is not stepped every turn)
+    # forgets the flags it may set, and learns those a plain assignment sets
+    stored = {
+        n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    known = frozenset(k for k in known if k[0] not in stored)
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+        truth = _truth(stmt.value)
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if truth is not None:
+            known |= {(t.id, truth) for t in targets if isinstance(t, ast.Name)}
+    return frozenset({(stepped, known)})
 
 
-def _try(stmt: ast.Try, name: str, state: bool, turns: list[bool]) -> _Path:
+def _truth(value: ast.expr) -> bool | None:
+    """Whether a value is truthy, when its form says so (``True``, ``"done"``, ``f"ok {x}"``,
+    ``[]``, ``None``...)."""
+    if isinstance(value, ast.Constant):
+        return bool(value.value)
+    if isinstance(value, ast.JoinedStr):
+        text = any(isinstance(v, ast.Constant) and v.value for v in value.values)
+        return True if text else None
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        return bool(value.elts) if not any(isinstance(e, ast.Starred) for e in value.elts) else None
+    if isinstance(value, ast.Dict):
+        return True if value.keys and all(k is not None for k in value.keys) else None
+    return None
+
+
+def _decide(test: ast.expr | None, known: frozenset[tuple[str, bool]]) -> bool | None:
+    """The value of a test of flags whose truth a path knows (``done``, ``not result``,
+    ``ok and not failed``), or ``None``."""
+    if isinstance(test, ast.Name):
+        return True if (test.id, True) in known else False if (test.id, False) in known else None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _decide(test.operand, known)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        parts = [_decide(v, known) for v in test.values]
+        deciding = isinstance(test.op, ast.Or)  # ``or``: one true decides; ``and``: one false
+        if deciding in parts:
+            return deciding
+        return (not deciding) if all(p is not None for p in parts) else None
+    return None
+
+
+def _try(stmt: ast.Try, name: str, paths: _Paths, turns: list[_State]) -> _Paths:
     """A ``try``: a handler may start before anything of the body ran; ``finally`` runs on
     every path, ``continue`` ones included."""
-    inner: list[bool] = []
-    body = _through([*stmt.body, *stmt.orelse], name, state, inner)
-    ends = [body, *(_through(h.body, name, state, inner) for h in stmt.handlers)]
-    end = _join(*ends)
+    inner: list[_State] = []
+    body = _through([*stmt.body, *stmt.orelse], name, paths, inner)
+    ends = body.union(*(_through(h.body, name, paths, inner) for h in stmt.handlers))
     if stmt.finalbody:
-        closes = _through(stmt.finalbody, name, False, [])
-        if closes:  # ``finally: n += 1``: every path through the try steps it
-            turns.extend(True for _ in inner)
-            return None if end is None else True
+        closes = _through(stmt.finalbody, name, frozenset({(False, frozenset())}), [])
+        if closes and all(stepped for stepped, _ in closes):  # ``finally: n += 1``
+            turns.extend((True, known) for _, known in inner)
+            return frozenset((True, known) for _, known in ends)
     turns.extend(inner)
-    return end
+    return ends
 
 
-def _join(*paths: _Path) -> _Path:
-    """Paths that meet: stepped only if stepped on every one that falls through."""
-    going = [p for p in paths if p is not None]
-    return all(going) if going else None
-
-
-def steps_every_turn(body: Sequence[ast.stmt], name: str) -> bool:
-    """Whether every turn of a loop with ``body`` that goes round again (falls off its end or
-    takes a ``continue``) steps ``name``: a retry counter bumped in one handler while another
-    handler goes round again bounds nothing."""
-    turns: list[bool] = []
-    end = _through(body, name, False, turns)
-    return end is not False and all(turns)
+def steps_every_turn(body: Sequence[ast.stmt], name: str, test: ast.expr | None = None) -> bool:
+    """Whether every turn of a loop with ``body`` (and ``while`` ``test``) that goes round
+    again (falls off its end or takes a ``continue``, and a flag it set does not end the
+    ``while``) steps ``name``: a retry counter bumped in one handler while another handler
+    goes round again bounds nothing; one bumped in the handler while the other path sets
+    ``result = f"clicked {x}"`` before ``if result: break`` bounds the loop."""
+    turns: list[_State] = []
+    ends = _through(body, name, frozenset({(False, frozenset())}), turns)
+    rounds = [s for s in (*turns, *ends) if _decide(test, s[1]) is not False]
+    return all(stepped for stepped, _ in rounds)
 
 
 def _optional(test: ast.expr) -> set[str]:
@@ -382,7 +437,7 @@ def is_bounded(
         return True
     if isinstance(loop, (ast.For, ast.AsyncFor)):
         return not _unbounded_iterable(loop, imports)
-    counters = {c for c in stepped(loop.body) if steps_every_turn(loop.body, c)}
+    counters = {c for c in stepped(loop.body) if steps_every_turn(loop.body, c, loop.test)}
     return compares_counter(loop.test, counters, infinite) or _exits_on_counter(
         loop.body, counters, infinite, _EXITS
     )

@@ -53,6 +53,45 @@ VALID: tuple[Valid, ...] = (
     ),
     Valid(
         code="""
+        from openai import OpenAI
+        client = OpenAI()
+        def click(elements, messages):
+            clicked = None
+            failures = 0
+            while True:
+                reply = client.chat.completions.create(model="m", messages=messages)
+                try:
+                    elements[int(reply.choices[0].message.content)].click()
+                    clicked = f"clicked {reply.id}"
+                except (ValueError, IndexError):
+                    if failures > 3:
+                        break
+                    failures += 1
+                if clicked:
+                    break
+            return clicked
+        """,
+        note="a success flag set to a truthy value ends the turn; every other turn steps the "
+        "counter",
+    ),
+    Valid(
+        code="""
+        from openai import OpenAI
+        client = OpenAI()
+        def fix(messages):
+            done = False
+            tries = 0
+            while not done and tries < 3:
+                reply = client.chat.completions.create(model="m", messages=messages)
+                if reply.choices[0].message.content == "OK":
+                    done = True
+                else:
+                    tries += 1
+        """,
+        note="a flag that ends the while on one path, the counter on the other",
+    ),
+    Valid(
+        code="""
         import litellm
         def run(max_turns: int) -> None:
             step = 0
@@ -575,5 +614,49 @@ INVALID: tuple[Invalid, ...] = (
                         break
                     response = Response(model, run_tools(calls))
         """,
+    ),
+    Invalid(
+        code="""
+        from openai import OpenAI
+        client = OpenAI()
+        def click(elements, messages):
+            clicked = None
+            failures = 0
+            while True:
+                reply = client.chat.completions.create(model="m", messages=messages)
+                try:
+                    clicked = elements[int(reply.choices[0].message.content)].click()
+                except (ValueError, IndexError):
+                    if failures > 3:
+                        break
+                    failures += 1
+                if clicked:
+                    break
+            return clicked
+        """,
+        line=6,
+        column=4,
+        note="the success flag is what a call returned (it may be empty): that turn goes round "
+        "without stepping the counter",
+        expected_fix="""
+            from openai import OpenAI
+            client = OpenAI()
+            def click(elements, messages):
+                clicked = None
+                failures = 0
+                for _gk_turns in range(25):
+                    reply = client.chat.completions.create(model="m", messages=messages)
+                    try:
+                        clicked = elements[int(reply.choices[0].message.content)].click()
+                    except (ValueError, IndexError):
+                        if failures > 3:
+                            break
+                        failures += 1
+                    if clicked:
+                        break
+                else:
+                    raise RuntimeError("agent loop stopped after 25 turns (guardkit fix)")
+                return clicked
+            """,
     ),
 )
