@@ -11,6 +11,7 @@ the tool, reported at the branch. The handler itself is reported as the dispatch
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -145,12 +146,64 @@ def _project_call(guards: Guards, call: ast.Call) -> tuple[str, Def | None] | No
     return (qualname, None) if same or root in imports.relative else None
 
 
+def _written(handler: Def, given: str) -> set[str]:
+    """The handler's arguments parameter and the variables made from it (``args =
+    MoveInput(**arguments)``, ``path = arguments["path"]``): what the model wrote."""
+    found = {given}
+    assigns = [n for n in _body_nodes(handler.body) if isinstance(n, ast.Assign)]
+    for _ in range(3):
+        size = len(found)
+        for assign in assigns:
+            if any(isinstance(n, ast.Name) and n.id in found for n in ast.walk(assign.value)):
+                found |= {
+                    n.id for t in assign.targets for n in ast.walk(t) if isinstance(n, ast.Name)
+                }
+        if len(found) == size:
+            break
+    return found
+
+
+def _handed(call: ast.Call, written: set[str]) -> bool:
+    given = [*call.args, *(k.value for k in call.keywords)]
+    return any(isinstance(n, ast.Name) and n.id in written for a in given for n in ast.walk(a))
+
+
+#: calls that make or show a value from their arguments, they act on nothing
+_PURE = frozenset(dir(builtins)) | {"json.dumps", "json.loads", "print"}
+_LOGGERS = ("log", "logger", "logging", "_log", "_logger")
+
+
+def _acts(call: ast.Call, guards: Guards) -> bool:
+    """A library call that does something with what it is given (``shutil.move(src, dst)``,
+    ``client.containers.get(id).stop()``), not a constructor, a builtin or a logger."""
+    name = dotted(call.func) or ""
+    if name.rpartition(".")[2][:1].isupper() or name in _PURE:
+        return False
+    qualified = guards.imports.resolve(name) or name
+    if qualified in _PURE or qualified.partition(".")[0] in {"logging", "json", "typing"}:
+        return False
+    root = name.partition(".")[0]
+    return root not in _LOGGERS and not (
+        isinstance(call.func, ast.Attribute) and call.func.attr in {"format", "join", "get"}
+    )
+
+
 def _branch_tool(
-    guards: Guards, handler: Def, label: str, where: ast.AST, body: list[ast.stmt], gated: bool
+    guards: Guards,
+    handler: Def,
+    branch: tuple[str, ast.AST, list[ast.stmt]],
+    written: set[str] | None,
+    gated: bool,
 ) -> tuple[ToolSite | None, str | None]:
+    """The tool a branch runs: the one project function it calls, unless the branch acts on
+    what the model wrote itself (``shutil.move(args.src, args.dst)`` before ``return
+    to_text(...)``: the project function formats, the branch is the tool)."""
+    label, where, body = branch
     calls = [n for n in _body_nodes(body) if isinstance(n, ast.Call)]
     project = [(c, p) for c in calls if (p := _project_call(guards, c)) is not None]
-    if len(project) != 1:
+    handed = [c for c in calls if written is not None and _handed(c, written)]
+    acting = [c for c in handed if not _project_call(guards, c) and _acts(c, guards)]
+    if len(project) != 1 or acting:  # none, several, or the branch acts itself
         symbol = f"{handler.name}[{label}]"
         site = ToolSite(
             name=symbol,
@@ -196,8 +249,9 @@ def handler_tools(guards: Guards, handlers: list[Def]) -> HandlerTools:
             )
             out.tools.append(single)
             continue
-        for label, where, body in branches:
-            site, ref = _branch_tool(guards, handler, label, where, body, gated)
+        written = _written(handler, params[1].arg) if len(params) > 1 else None
+        for branch in branches:
+            site, ref = _branch_tool(guards, handler, branch, written, gated)
             if site is not None:
                 out.tools.append(site)
             if ref is not None:

@@ -634,6 +634,26 @@ INVALID: tuple[Invalid, ...] = (
     ),
     Invalid(
         code="""
+        import json
+        import shutil
+        from mcp.server import Server
+        server = Server("files")
+        def to_text(value) -> list:
+            return [json.dumps(value)]
+        @server.call_tool()
+        async def call_tool(name: str, arguments: dict) -> list:
+            if name == "move_file":
+                shutil.move(arguments["src"], arguments["dst"])
+                return to_text({"moved": arguments["dst"]})
+            raise ValueError(f"unknown tool {name}")
+        """,
+        line=9,
+        column=4,
+        note="a branch that acts on the arguments itself and calls the project only to format "
+        "its result: the branch is the tool, not the formatter",
+    ),
+    Invalid(
+        code="""
         import shutil
         from mcp.server import Server
         server = Server("files")
