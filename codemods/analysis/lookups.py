@@ -19,7 +19,7 @@ import re
 from collections.abc import Collection, Iterator
 from functools import lru_cache
 
-from .chosen import affixes, may_choose, model_chosen, takes_tool_input
+from .chosen import affixes, local_function, may_choose, model_chosen, takes_tool_input
 from .fields import entries, sources
 from .guards import Guards
 from .project import TOOL_METHODS
@@ -46,6 +46,8 @@ def _chosen_lookup(expr: ast.expr, tree: Tree, chosen: Chosen, strict: bool = Fa
         expr = expr.value
     if isinstance(expr, ast.Subscript):
         return model_chosen(expr.slice, tree, chosen)
+    if not strict and isinstance(expr, ast.Call) and _selecting_helper(expr, tree, chosen):
+        return True
     if not isinstance(expr, ast.Call) or not expr.args or expr.keywords:
         return False
     func = expr.func
@@ -59,6 +61,54 @@ def _chosen_lookup(expr: ast.expr, tree: Tree, chosen: Chosen, strict: bool = Fa
         return False
     # ``get_tool(name)``, ``find_in(module, name)``: the key comes last, as in ``getattr``
     return model_chosen(expr.args[-1], tree, chosen)
+
+
+def _selecting_helper(call: ast.Call, tree: Tree, chosen: Chosen) -> bool:
+    """``self.get_tool(name=request["tool"], args=...)``: a function of the module given the
+    chosen name, by position or keyword, that selects with it (a table key, ``getattr``, a
+    module imported by it, the element of a collection a test on it picks)."""
+    func = local_function(call.func, tree, call)
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    params = params[1:] if isinstance(call.func, ast.Attribute) else params
+    given = [*zip(params, call.args, strict=False)]
+    given += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+    names = {p for p, arg in given if model_chosen(arg, tree, chosen)}
+    return bool(names) and _selects(func, names)
+
+
+#: calls that load code by a name (``importlib.import_module(f"tools.{name}")``)
+_LOADERS = frozenset({"import_module", "__import__", "importlib.import_module"})
+
+
+def _selects(func: ast.FunctionDef | ast.AsyncFunctionDef, params: set[str]) -> bool:
+    """Whether ``func`` picks something with one of ``params`` (or a value made from it)."""
+    names = set(params)
+    nodes = list(scope_nodes(func.body))
+    for _ in range(3):  # what is made from the name: ``path = f"tools/{name}.py"``
+        size = len(names)
+        for node in nodes:
+            if isinstance(node, ast.Assign) and _uses(node.value, names):
+                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        if len(names) == size:
+            break
+    for node in nodes:
+        if isinstance(node, ast.Subscript) and _uses(node.slice, names):
+            return True
+        if isinstance(node, ast.Call) and node.args:
+            callee = dotted(node.func) or ""
+            last = callee.rpartition(".")[2]
+            picks = node.args[1] if last == "getattr" and len(node.args) > 1 else node.args[0]
+            if last in {"get", "getattr"} | _LOADERS and _uses(picks, names):
+                return True
+        if (
+            isinstance(node, ast.If)
+            and _uses(node.test, names)
+            and any(isinstance(s, ast.Return) for s in node.body)
+        ):
+            return True  # ``for t in tools: if t.name == name: return t``
+    return False
 
 
 def _builds(func: ast.expr) -> bool:

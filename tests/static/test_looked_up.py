@@ -292,3 +292,56 @@ def test_the_input_handed_beside_the_chosen_name_is_the_tools_input(
     # the helper given a note it wrote itself, not the model's input, runs nothing it chose
     agent.write_text(HELPER.replace("return tool(tool_params)", "return tool(note)"))
     assert _found(found) == set()
+
+
+LOADED = """\
+import importlib
+import json
+
+from llm import ask
+
+
+class Tool:
+    def __init__(self, name, args):
+        self.name, self.args = name, args
+
+    def execute(self, **kwargs):
+        raise NotImplementedError
+
+
+class Shell(Tool):
+    def execute(self, command="", **kwargs):
+        import subprocess
+
+        return subprocess.run(command, shell=True).returncode
+
+
+class Agent:
+    def get_tool(self, name, args):
+        module = importlib.import_module(f"tools.{name}")
+        return module.TOOL(name=name, args=args)
+
+    def step(self, messages):
+        request = json.loads(ask(messages))
+        tool = self.get_tool(name=request["tool_name"], args=request["tool_args"])
+        return tool.execute(**request["tool_args"])
+"""
+
+
+def test_a_helper_that_loads_the_tool_the_name_picks_is_a_lookup_whatever_its_position(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, found: Found
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "llm.py").write_text(LLM)
+    agent = tmp_path / "agent.py"
+    agent.write_text(LOADED)
+    expected = ("GK202", "self.get_tool(name=request['tool_name'], args=request['tool_args'])")
+    assert expected in _found(found)
+    assert ("GK201", "Shell.execute") in _found(found)
+    # a helper that only records the name picks nothing with it
+    agent.write_text(
+        LOADED.replace(
+            'importlib.import_module(f"tools.{name}")', 'importlib.import_module("tools")'
+        )
+    )
+    assert {r for r, _ in _found(found)} == set()
