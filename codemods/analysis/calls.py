@@ -121,6 +121,8 @@ def _posts_to_model(call: ast.Call, values: Values, qualname: str | None) -> boo
         # ``session.request("POST", url)``, ``client.stream("POST", url)``: the method first
         method_first = isinstance(func, ast.Attribute) and func.attr in {"request", "stream"}
         url = call.args[1] if method_first and len(call.args) > 1 else call.args[0]
+    if url is None:  # ``requests.post(**request)`` with ``request = {"url": ..., ...}``
+        url = next((k.value for k in call.keywords if k.arg is None), None)
     return any(e in text for text in _strings(url, values) for e in MODEL_ENDPOINTS)
 
 

@@ -391,6 +391,26 @@ INVALID: tuple[Invalid, ...] = (
     ),
     Invalid(
         code="""
+        import requests
+        def chat(messages):
+            request = {"url": "http://localhost:11434/api/chat", "json": {"messages": messages}}
+            return requests.post(**request).json()
+        """,
+        line=4,
+        column=11,
+        note="raw HTTP whose URL travels in the keyword arguments it is given",
+        expected_fix="""
+            import requests
+            import guardkit
+
+            def chat(messages):
+                request = {"url": "http://localhost:11434/api/chat", "json": {"messages": messages}}
+                with guardkit.model_turn():
+                    return requests.post(**request).json()
+            """,
+    ),
+    Invalid(
+        code="""
         import litellm
         completion = litellm.completion
         def ask(prompt):
