@@ -45,6 +45,14 @@ def _tables(
             if isinstance(target, ast.Name):
                 tables[target.id] = [v for v in vals if isinstance(v, ast.Name)]
                 key_sets[target.id] = {str(k.value) for k in keys_of(node.value)}
+    for node in assignments:  # entries added later: ``tools["fetch"] = fetch_page``
+        target, value = node.targets[0], node.value
+        if not (isinstance(target, ast.Subscript) and isinstance(value, ast.Name)):
+            continue
+        table, key = dotted(target.value), target.slice
+        if table in tables and isinstance(key, ast.Constant) and isinstance(key.value, str):
+            tables[table].append(value)
+            key_sets[table].add(key.value)
     return tables
 
 

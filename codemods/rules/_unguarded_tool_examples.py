@@ -654,6 +654,51 @@ INVALID: tuple[Invalid, ...] = (
     ),
     Invalid(
         code="""
+        import json
+        from openai import OpenAI
+        client = OpenAI()
+        def search(query):
+            return query
+        def fetch(url):
+            return url
+        def run_tool(name, arguments, online):
+            tools = {"search": search}
+            if online:
+                tools["fetch"] = fetch
+            return tools[name](**arguments)
+        def step(messages):
+            reply = client.chat.completions.create(model="m", messages=messages, tools=[])
+            for call in reply.choices[0].message.tool_calls or []:
+                run_tool(call.function.name, json.loads(call.function.arguments), online=True)
+        """,
+        line=6,
+        column=0,
+        note="an entry added to a name table after its literal (when a setting allows it)",
+        expected_fix="""
+            import json
+            from openai import OpenAI
+            import guardkit
+
+            client = OpenAI()
+            @guardkit.tool()
+            def search(query):
+                return query
+            @guardkit.tool()
+            def fetch(url):
+                return url
+            def run_tool(name, arguments, online):
+                tools = {"search": search}
+                if online:
+                    tools["fetch"] = fetch
+                return tools[name](**arguments)
+            def step(messages):
+                reply = client.chat.completions.create(model="m", messages=messages, tools=[])
+                for call in reply.choices[0].message.tool_calls or []:
+                    run_tool(call.function.name, json.loads(call.function.arguments), online=True)
+            """,
+    ),
+    Invalid(
+        code="""
         import shutil
         from mcp.server import Server
         server = Server("files")
