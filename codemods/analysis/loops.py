@@ -266,19 +266,47 @@ _ORDERINGS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 
 
 def compares_counter(
-    test: ast.expr, counters: set[str], infinite: frozenset[str] = frozenset()
+    test: ast.expr,
+    counters: set[str],
+    infinite: frozenset[str] = frozenset(),
+    grown: frozenset[str] = frozenset(),
 ) -> bool:
+    """Whether ``test`` compares a counter or a limit; ``grown``: collections the loop grows,
+    whose length bounds no counter (``while i < len(events)`` with ``events.append(...)``;
+    ``len(results) < max_results`` still bounds)."""
     optional = _optional(test)
     for node in ast.walk(test):
         # a count is compared by order or equality; ``"DONE" not in history`` (``history +=
         # reply``) is a test of what the model wrote, not a count
         if isinstance(node, ast.Compare) and all(isinstance(op, _ORDERINGS) for op in node.ops):
             sides = [dotted(side) for side in (node.left, *node.comparators)]
+            chased = any(_length_of(s) in grown for s in (node.left, *node.comparators))
+            if chased and any(n in counters for n in sides):
+                continue  # a counter chasing a length the loop grows never catches up
             if any(n and (n.rpartition(".")[2] in infinite or n in optional) for n in sides):
                 continue
             if any(n in counters or (n and _is_limit(n)) for n in sides):
                 return True
     return False
+
+
+def _length_of(side: ast.expr) -> str | None:
+    """``events`` of ``len(events)``."""
+    if isinstance(side, ast.Call) and dotted(side.func) == "len" and len(side.args) == 1:
+        return dotted(side.args[0])
+    return None
+
+
+def _grown(body: list[ast.stmt]) -> frozenset[str]:
+    """Collections a loop body adds to (``events.append(...)``, ``queue += more``)."""
+    found: set[str] = set()
+    for node in scope_nodes(body):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in {"append", "extend", "insert", "appendleft"}:
+                found.add(dotted(node.func.value) or "")
+        elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
+            found.add(dotted(node.target) or "")
+    return frozenset(found - {""})
 
 
 def _is_limit(name: str) -> bool:
@@ -287,10 +315,16 @@ def _is_limit(name: str) -> bool:
 
 
 def _exits_on_counter(
-    body: list[ast.stmt], counters: set[str], infinite: frozenset[str], exits: tuple[type, ...]
+    body: list[ast.stmt],
+    counters: set[str],
+    infinite: frozenset[str],
+    exits: tuple[type, ...],
+    grown: frozenset[str] = frozenset(),
 ) -> bool:
     for node in scope_nodes(body):
-        if not (isinstance(node, ast.If) and compares_counter(node.test, counters, infinite)):
+        if not isinstance(node, ast.If) or not compares_counter(
+            node.test, counters, infinite, grown
+        ):
             continue
         # the test itself decides the exit: ``if turns >= limit: ...; break``, not an exit
         # further down under tests of their own (``if counter > 0: ... if cmd == "/exit":
@@ -438,6 +472,7 @@ def is_bounded(
     if isinstance(loop, (ast.For, ast.AsyncFor)):
         return not _unbounded_iterable(loop, imports)
     counters = {c for c in stepped(loop.body) if steps_every_turn(loop.body, c, loop.test)}
-    return compares_counter(loop.test, counters, infinite) or _exits_on_counter(
-        loop.body, counters, infinite, _EXITS
+    grown = _grown(loop.body)
+    return compares_counter(loop.test, counters, infinite, grown) or _exits_on_counter(
+        loop.body, counters, infinite, _EXITS, grown
     )

@@ -92,6 +92,19 @@ VALID: tuple[Valid, ...] = (
     ),
     Valid(
         code="""
+        from openai import OpenAI
+        client = OpenAI()
+        def collect(max_ideas):
+            ideas = []
+            while len(ideas) < max_ideas:
+                reply = client.chat.completions.create(model="m", messages=[])
+                ideas.append(reply.choices[0].message.content)
+            return ideas
+        """,
+        note="a length the loop grows, compared against a limit",
+    ),
+    Valid(
+        code="""
         import litellm
         def run(max_turns: int) -> None:
             step = 0
@@ -657,6 +670,37 @@ INVALID: tuple[Invalid, ...] = (
                 else:
                     raise RuntimeError("agent loop stopped after 25 turns (guardkit fix)")
                 return clicked
+            """,
+    ),
+    Invalid(
+        code="""
+        from openai import OpenAI
+        client = OpenAI()
+        def run(task):
+            events = [task]
+            i = 0
+            while i < len(events):
+                reply = client.chat.completions.create(model="m", messages=[events[i]])
+                events.append(reply.choices[0].message.content)
+                i += 1
+        """,
+        line=6,
+        column=4,
+        note="a counter chasing the length of a list every turn grows never catches up",
+        expected_fix="""
+            from openai import OpenAI
+            client = OpenAI()
+            def run(task):
+                events = [task]
+                i = 0
+                _gk_turns = 0
+                while i < len(events):
+                    _gk_turns += 1
+                    if _gk_turns > 25:  # guardkit: turn limit
+                        break
+                    reply = client.chat.completions.create(model="m", messages=[events[i]])
+                    events.append(reply.choices[0].message.content)
+                    i += 1
             """,
     ),
 )
