@@ -469,11 +469,57 @@ def reply_branches(
             call = next(_handed(body, reply, ref_of), None)
             if call is not None:
                 calls.append(call)
-            elif (call := _project_call(body, tree, ref_of)) is not None:
-                chosen.append(call)
+            else:
+                chosen += _project_calls(body, tree, ref_of)
         if len(calls) >= 2:
             found.append((head, calls + chosen))
-    return found
+    return [f for f in found if not _normalising(f, found, tree)]
+
+
+def _project_calls(
+    body: list[ast.stmt], tree: Tree, ref_of: Callable[[ast.Call], str | None]
+) -> list[ast.Call]:
+    """The project code a branch runs: its first project call, or, when the branch tests
+    something again (``if pixels > 0: scroll_up() elif pixels < 0: scroll_down()``), that of
+    each arm."""
+    test = next((s for s in body if isinstance(s, ast.If)), None)
+    if test is not None:
+        arms = [c for arm in _arms(test) if (c := _project_call(arm, tree, ref_of)) is not None]
+        if len(arms) > 1:
+            return arms
+    call = _project_call(body, tree, ref_of)
+    return [call] if call is not None else []
+
+
+def _arms(head: ast.If) -> list[list[ast.stmt]]:
+    """The bodies of an ``if``/``elif``/``else`` chain."""
+    arms: list[list[ast.stmt]] = []
+    branch: ast.If | None = head
+    while branch is not None:
+        arms.append(branch.body)
+        rest = branch.orelse
+        branch = rest[0] if len(rest) == 1 and isinstance(rest[0], ast.If) else None
+        if branch is None and rest:
+            arms.append(rest)
+    return arms
+
+
+def _normalising(
+    chain: tuple[ast.If | ast.Match, list[ast.Call]],
+    found: list[tuple[ast.If | ast.Match, list[ast.Call]]],
+    tree: Tree,
+) -> bool:
+    """A chain inside a branch of another one whose arms all run the same callee
+    (``if url.startswith("http"): goto(url) else: goto("https://" + url)`` under ``if
+    action == "visit"``): it shapes one tool's input, it chooses no tool."""
+    head, calls = chain
+    if len({ast.unparse(c.func) for c in calls}) > 1:
+        return False
+    return any(other is not head and _inside(head, other, tree) for other, _ in found)
+
+
+def _inside(node: ast.AST, outer: ast.AST, tree: Tree) -> bool:
+    return any(parent is outer for parent, _ in tree.ancestors(node))
 
 
 def _chain_bodies(head: ast.If, written: Reply) -> list[list[ast.stmt]]:
