@@ -117,6 +117,29 @@ def local_function(func: ast.expr, tree: Tree, at: ast.AST) -> ast.AST | None:
     return None
 
 
+def overrides(
+    func: ast.expr, tree: Tree, at: ast.AST
+) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """For ``self.f(...)``: the ``f`` of the module's subclasses of the enclosing class (a
+    template method's hook, run on an instance of a subclass)."""
+    if not (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "self"
+        and (cls := tree.class_of(at)) is not None
+    ):
+        return []
+    below = {cls.name}
+    found: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    classes = [c for c in tree.nodes(ast.ClassDef) if c is not cls]
+    for _ in range(4):  # subclasses of subclasses, a few levels down
+        for sub in classes:
+            if sub.name not in below and any(dotted(b) in below for b in sub.bases):
+                below.add(sub.name)
+                found += [d for d in sub.body if isinstance(d, _DEFS) and d.name == func.attr]
+    return found
+
+
 def _respells(func: ast.AST, tree: Tree) -> bool:
     """A function whose body returns its (first non-``self``) parameter respelled."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):

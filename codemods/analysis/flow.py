@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from .chosen import is_tool_input, local_function, reads_tool_name
+from .chosen import is_tool_input, local_function, overrides, reads_tool_name
 from .project import TOOL_METHODS
 from .tree import FUNCTION_NODES, Tree, scope_nodes
 from .values import Values
@@ -266,8 +266,8 @@ class Reply:
         flows += [([g.target], g.iter) for g in tree.nodes(ast.comprehension)]
         # the parameters of the module's functions and methods the reply is passed to
         for call in tree.nodes(ast.Call):
-            callee = local_function(call.func, tree, call)
-            if isinstance(callee, FUNCTION_NODES):
+            callees = [local_function(call.func, tree, call), *overrides(call.func, tree, call)]
+            for callee in (c for c in callees if isinstance(c, FUNCTION_NODES)):
                 params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
                 params = params[1:] if isinstance(call.func, ast.Attribute) else params
                 flows += [

@@ -70,3 +70,50 @@ def test_each_arm_of_a_test_inside_a_branch_runs_a_tool_and_one_chain_is_the_dis
 def test_an_inner_chain_running_two_callees_is_a_dispatch_of_its_own() -> None:
     source = AGENT.replace('browser.goto("https://search.example/?q=" + url)', "browser.type(url)")
     assert ("GK202", 32, "if url.startswith('http') ...") in _found(source)
+
+
+TEMPLATE = """\
+import json
+
+from openai import OpenAI
+
+
+class Env:
+    def click(self, x, y):
+        return (x, y)
+
+    def shell(self, command):
+        return command
+
+    def drag(self, x, y):
+        return (x, y)
+
+
+class BaseAgent:
+    def __init__(self):
+        self.client = OpenAI()
+
+    def run(self, env: Env, messages):
+        for _ in range(10):
+            reply = self.client.chat.completions.create(model="m", messages=messages)
+            self.act(env, json.loads(reply.choices[0].message.content))
+
+    def act(self, env: Env, action):
+        if action["name"] == "click":
+            env.click(action["x"], action["y"])
+
+
+class ShellAgent(BaseAgent):
+    def act(self, env: Env, action):
+        if action["name"] == "shell":
+            return env.shell(action["command"])
+        elif action["name"] == "drag":
+            return env.drag(action["x"], action["y"])
+        return super().act(env, action)
+"""
+
+
+def test_what_the_base_hands_its_hook_reaches_the_subclasses_override() -> None:
+    tools = {s for r, _, s in _found(TEMPLATE) if r == "GK201"}
+    assert {"Env.shell", "Env.drag"} <= tools
+    assert ("GK202", 33, "if action['name'] == ...") in _found(TEMPLATE)
