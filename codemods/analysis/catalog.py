@@ -293,6 +293,11 @@ TOOL_SPEC_BASES = frozenset(
     }
 )
 
+#: frameworks that take a whole module as a tool: the module-level spec that names the
+#: module's function the framework runs (Strands: ``TOOL_SPEC = {"name": "shell", ...}`` and
+#: ``def shell(tool, **kwargs)``, the module handed over in ``tools=[shell_module]``)
+MODULE_TOOL_SPECS: dict[str, str] = {"strands": "TOOL_SPEC"}
+
 #: tool decorators and bases whose framework reads the tool's source (smolagents validates it,
 #: and serialises tools by their code): a guard decorator there breaks the framework
 SOURCE_CHECKED = frozenset({"smolagents.tool", "smolagents.tools.tool", "smolagents.Tool"})

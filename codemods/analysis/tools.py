@@ -9,7 +9,13 @@ import ast
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from .catalog import SOURCE_CHECKED, TOOL_BASES, TOOL_CONSTRUCTORS, TOOL_SPEC_BASES
+from .catalog import (
+    MODULE_TOOL_SPECS,
+    SOURCE_CHECKED,
+    TOOL_BASES,
+    TOOL_CONSTRUCTORS,
+    TOOL_SPEC_BASES,
+)
 from .guards import Guards
 from .handed import made_tools
 from .tree import dotted
@@ -72,7 +78,32 @@ def find_tools(
         tools.extend(_constructed(guards, call))
     for cls in tree.nodes(ast.ClassDef):
         tools.extend(_class_tools(guards, cls))
+    tools.extend(_module_tool(guards))
     return tools, dispatches
+
+
+def _module_tool(guards: Guards) -> Iterator[ToolSite]:
+    """A module that is a tool of a framework (see ``MODULE_TOOL_SPECS``): the function its
+    spec names."""
+    roots = {q.partition(".")[0] for q in guards.imports.names.values()}
+    specs = {MODULE_TOOL_SPECS[r] for r in roots if r in MODULE_TOOL_SPECS}
+    tree = guards.tree
+    for node in tree.module.body if specs else ():
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)):
+            continue
+        if not any(isinstance(t, ast.Name) and t.id in specs for t in node.targets):
+            continue
+        named = [
+            v.value
+            for k, v in zip(node.value.keys, node.value.values, strict=True)
+            if isinstance(k, ast.Constant) and k.value == "name" and isinstance(v, ast.Constant)
+        ]
+        func = guards.values.functions.get(str(named[0])) if named else None
+        if func is not None:
+            gated = guards.function_gated(func)
+            yield ToolSite(
+                name=func.name, node=func, how="module tool spec", gated=gated, fixable=True
+            )
 
 
 def _decorated(guards: Guards, func: Def, tools: list[ToolSite], out: list[Dispatch]) -> None:

@@ -74,3 +74,28 @@ def test_a_class_of_another_base_with_the_same_name_is_no_tool() -> None:
         "    def run(self):\n        return 'line'\n"
     )
     assert scan_source(source, "tools.py").findings == ()
+
+
+MODULE_TOOL = """\
+import subprocess
+
+from strands.types.tools import ToolUse
+
+TOOL_SPEC = {"name": "run_cmd", "description": "Run a command", "inputSchema": {"json": {}}}
+
+
+def run_cmd(tool: ToolUse, **kwargs):
+    return subprocess.run(tool["input"]["cmd"], shell=True).returncode
+
+
+def helper(text):
+    return text.strip()
+"""
+
+
+def test_a_strands_module_tool_is_the_function_its_spec_names() -> None:
+    found = [(f.rule, f.symbol) for f in scan_source(MODULE_TOOL, "run_cmd.py").findings]
+    assert found == [("GK201", "run_cmd")]
+    # the same spec without the framework is a dict like any other
+    plain = MODULE_TOOL.replace("from strands.types.tools import ToolUse", "ToolUse = dict")
+    assert scan_source(plain, "run_cmd.py").findings == ()
