@@ -384,7 +384,18 @@ class Values:
             if func.value.id == "self" and cls:
                 method = self.method_of(cls, func.attr)
                 return (method, 1) if method else None
+            # ``Holder.get_instance()``, ``holder.get_instance()`` on an instance of a class here
+            owner = self.classes.get(func.value.id) or self._instance_class(func.value, at)
+            method = self.method_of(owner, func.attr) if owner is not None else None
+            return (method, 1) if method else None
         return None
+
+    def _instance_class(self, expr: ast.Name, at: ast.AST) -> ast.ClassDef | None:
+        kind = self._name_kind(expr, at)
+        if kind is None or not kind.startswith(CLASS):
+            return None
+        name = kind[len(CLASS) :].removeprefix(f"{self.module}." if self.module else "")
+        return self.classes.get(name)
 
     def attr_of(self, cls: ast.ClassDef, name: str, depth: int = 0) -> str | None:
         """The kind of ``self.<name>`` in ``cls``: set in its methods or in a base class of this

@@ -411,6 +411,40 @@ INVALID: tuple[Invalid, ...] = (
     ),
     Invalid(
         code="""
+        from langchain_openai import ChatOpenAI
+        class Models:
+            _chat = None
+            @classmethod
+            def chat(cls):
+                if cls._chat is None:
+                    cls._chat = ChatOpenAI(model="m")
+                return cls._chat
+        models = Models()
+        def polish(draft):
+            return models.chat().invoke(draft).content
+        """,
+        line=11,
+        column=11,
+        note="a client a method of a class of the module returns, called on an instance",
+        expected_fix="""
+            from langchain_openai import ChatOpenAI
+            import guardkit
+
+            class Models:
+                _chat = None
+                @classmethod
+                def chat(cls):
+                    if cls._chat is None:
+                        cls._chat = ChatOpenAI(model="m")
+                    return cls._chat
+            models = Models()
+            def polish(draft):
+                with guardkit.model_turn():
+                    return models.chat().invoke(draft).content
+            """,
+    ),
+    Invalid(
+        code="""
         import litellm
         completion = litellm.completion
         def ask(prompt):
