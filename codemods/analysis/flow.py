@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from .chosen import is_tool_input, local_function, overrides, reads_tool_name
 from .project import TOOL_METHODS
-from .tree import FUNCTION_NODES, Tree, scope_nodes
+from .tree import FUNCTION_NODES, Tree, dotted, scope_nodes
 from .values import Values
 
 __all__ = [
@@ -49,6 +49,13 @@ _OBSERVING = frozenset(
     {"json", "logging", "re", "pprint", "textwrap", "string", "typing", "guardkit"}
 )
 _ROUNDS = 4
+#: methods that keep, show or log a value: a branch calling one runs nothing the model chose
+_KEEPING = frozenset(
+    {"append", "extend", "add", "update", "insert", "setdefault", "put", "put_nowait"}
+    | {"print", "log", "debug", "info", "warning", "warn", "error", "exception", "critical"}
+    | {"write", "send", "emit", "format", "join", "get", "pop", "remove", "discard"}
+)
+_LOGGER_NAMES = frozenset({"log", "logger", "_log", "_logger", "console", "stdout", "stderr"})
 
 Pair = tuple[ast.AST, str]
 Def = ast.FunctionDef | ast.AsyncFunctionDef
@@ -621,10 +628,33 @@ def _handed(
     body: list[ast.stmt], reply: Reply, ref_of: Callable[[ast.Call], str | None]
 ) -> Iterator[ast.Call]:
     """Calls in ``body`` that act on part of the reply: of project code, or of a library that
-    does something with it (``pyautogui.write(text)``), not one that parses or logs it."""
+    does something with it (``pyautogui.write(text)``, ``self.page.goto(url)`` on an object of
+    no known type), not one that parses, shows, logs or collects it."""
     for call in (c for stmt in body for c in ast.walk(stmt) if isinstance(c, ast.Call)):
         arguments = [*call.args, *(k.value for k in call.keywords)]
         ref = ref_of(call)
-        acting = ref is not None and ref.rpartition(":")[2].partition(".")[0] not in _OBSERVING
+        if ref is not None:
+            acting = ref.rpartition(":")[2].partition(".")[0] not in _OBSERVING
+        else:
+            acting = _acts_on_object(call, reply)
         if acting and any(reply.derived(a) for a in arguments):
             yield call
+
+
+def _acts_on_object(call: ast.Call, reply: Reply) -> bool:
+    """A method of an object held in an attribute (``self.page.goto(url)``,
+    ``self.page.keyboard.type(text)``), not of the reply itself, nor one that keeps, shows or
+    logs a value."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr in _KEEPING:
+        return False
+    receiver = func.value
+    root = receiver
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    held = isinstance(receiver, ast.Attribute) and isinstance(root, ast.Name)
+    return (
+        held
+        and not reply.derived(receiver)
+        and (dotted(receiver) or "").split(".")[-1] not in (_LOGGER_NAMES)
+    )

@@ -20,6 +20,24 @@ USE_INSTEAD = """
 VALID: tuple[Valid, ...] = (
     Valid(
         code="""
+        from openai import OpenAI
+        client = OpenAI()
+        class Chat:
+            def __init__(self, log):
+                self.log = log
+                self.notes = []
+            def turn(self, task):
+                reply = client.chat.completions.create(model="m", messages=[task])
+                kind, _, text = reply.choices[0].message.content.partition(":")
+                if kind == "SAY":
+                    self.log.info(text)
+                elif kind == "NOTE":
+                    self.notes.append(text)
+        """,
+        note="a chain on the model's words whose branches only log or keep what it wrote",
+    ),
+    Valid(
+        code="""
         import anthropic
         client = anthropic.Anthropic()
         def search(q): return q
@@ -417,5 +435,29 @@ INVALID: tuple[Invalid, ...] = (
         line=6,
         column=11,
         note="the chosen name followed through a tuple, a generator's target and a parameter",
+    ),
+    Invalid(
+        code="""
+        import re
+        from openai import OpenAI
+        client = OpenAI()
+        class WebAgent:
+            def __init__(self, page):
+                self.page = page
+            def act(self, task):
+                for _ in range(20):
+                    reply = client.chat.completions.create(model="m", messages=[task])
+                    match = re.search(r"ACTION: (\\w+) VALUE: (.*)", reply.choices[0].message.content)
+                    action, value = match.group(1), match.group(2)
+                    if action == "GOTO":
+                        self.page.goto(value)
+                    elif action == "TYPE":
+                        self.page.keyboard.type(value)
+                    elif action == "STOP":
+                        return
+        """,
+        line=12,
+        column=12,
+        note="a chain on the model's words driving an object of no known type (a browser page)",
     ),
 )
