@@ -47,6 +47,7 @@ def _stepped_parameters(func: Def, again: list[ast.Call]) -> set[str]:
     params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
     if params[:1] in (["self"], ["cls"]):
         params = params[1:]
+    named = {*params, *(a.arg for a in func.args.kwonlyargs)}  # ``*, retry: int = 0`` too
     found: set[str] = set()
     for call in again:
         passed = [*zip(params, call.args, strict=False)]
@@ -55,7 +56,7 @@ def _stepped_parameters(func: Def, again: list[ast.Call]) -> set[str]:
             if (
                 isinstance(value, ast.BinOp)
                 and isinstance(value.op, (ast.Add, ast.Sub))
-                and dotted(value.left) in params
+                and dotted(value.left) in named
             ):
                 found.add(name)
     return found

@@ -105,6 +105,21 @@ VALID: tuple[Valid, ...] = (
     ),
     Valid(
         code="""
+        import requests
+        class Connection:
+            retries = 3
+            def ask(self, prompt, *, attempt: int = 0):
+                if attempt >= self.retries:
+                    raise RuntimeError("no answer")
+                reply = requests.post("https://api.openai.com/v1/chat/completions", json=prompt)
+                if reply.status_code == 429:
+                    return self.ask(prompt, attempt=attempt + 1)
+                return reply.json()
+        """,
+        note="recursion that steps a keyword-only depth and compares it",
+    ),
+    Valid(
+        code="""
         import litellm
         def run(max_turns: int) -> None:
             step = 0
