@@ -26,6 +26,7 @@ from guardkit.notify.inbox import pending_across
 from guardkit.server.auth import Access, Role
 from guardkit.server.endpoint import Ctx, endpoint
 from guardkit.server.links import link_approve, link_reject, link_show
+from guardkit.server.wire import header
 
 __all__ = ["api_routes"]
 
@@ -95,7 +96,7 @@ async def spawn(ctx: Ctx) -> Any:
 async def request_action(ctx: Ctx) -> Any:
     body = await ctx.body("Request")
     state, agent_id = ctx.state, ctx.agent_id
-    key = ctx.request.headers.get("idempotency-key")
+    key = header(ctx.request, b"idempotency-key")
     if key is not None:
         if not _IDEM_KEY.fullmatch(key):
             raise InvalidInput("Idempotency-Key must be 1-255 visible ASCII characters")
