@@ -9,7 +9,7 @@ checked by ``TokenBook.link`` for the one action it names, on the link routes on
 from __future__ import annotations
 
 import hmac
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from guardkit._tokens import agent_token
@@ -17,6 +17,8 @@ from guardkit.errors import Forbidden, GuardError
 from guardkit.notify.links import LinkClaims, LinkRefused, read
 
 __all__ = ["Access", "Caller", "Role", "TokenBook", "Unauthorized"]
+
+_KEPT_TOKENS = 4096
 
 
 class Role(StrEnum):
@@ -68,6 +70,12 @@ class TokenBook:
     agent_key: bytes
     #: The key signed approval links are checked with (the store's ``meta.link_key``).
     link_key: bytes
+    # Agents' tokens already presented, as bytes, with their (immutable) caller: an HMAC (five
+    # Python calls) per request otherwise. Only a token that matched is kept, so unknown ids
+    # cannot fill it.
+    _agent_tokens: dict[str, tuple[bytes, Caller]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def identify(self, authorization: str | None) -> Caller:
         """The caller behind an ``Authorization: Bearer <token>`` header; raises 401."""
@@ -84,8 +92,14 @@ class TokenBook:
             return Caller(Role.BACKEND)
         if token.startswith("agt_") and "." in token:
             agent_id = token[4:].rpartition(".")[0]
-            if hmac.compare_digest(given, agent_token(self.agent_key, agent_id).encode()):
-                return Caller(Role.AGENT, agent_id)
+            kept = self._agent_tokens.get(agent_id)
+            expected = agent_token(self.agent_key, agent_id).encode() if kept is None else kept[0]
+            if hmac.compare_digest(given, expected):
+                if kept is None:
+                    if len(self._agent_tokens) >= _KEPT_TOKENS:
+                        self._agent_tokens.clear()
+                    kept = self._agent_tokens[agent_id] = (expected, Caller(Role.AGENT, agent_id))
+                return kept[1]
         raise Unauthorized()
 
     def link(self, token: str, agent_id: str, action_id: str, now: float) -> LinkClaims:

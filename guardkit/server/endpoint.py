@@ -19,7 +19,7 @@ from guardkit.errors import GuardError, InvalidInput, TooManyWaits
 from guardkit.server.auth import Access, Caller
 from guardkit.server.bodies import BODIES
 from guardkit.server.state import ServerState
-from guardkit.server.wire import error_response, json_response, read_body, validate
+from guardkit.server.wire import error_response, header, json_response, read_body, validate
 
 __all__ = ["Ctx", "endpoint"]
 
@@ -65,7 +65,7 @@ def endpoint(access: Access | None, handler: Handler) -> Callable[[Request], Awa
         try:
             caller = None
             if access is not None:
-                caller = state.tokens.identify(request.headers.get("authorization"))
+                caller = state.tokens.identify(header(request, b"authorization"))
                 access.check(caller, request.path_params.get("agent_id"))
             request.scope["guardkit.role"] = caller.role.value if caller else "none"
             result = await handler(Ctx(request, state, caller))

@@ -109,7 +109,7 @@ class ServerState:
         """Run a write through group commit; returns once its batch is durable."""
         # One agent's operations always go to the same writer, so they stay in order.
         committer = self.committers[zlib.crc32(key.encode()) % len(self.committers)]
-        result: T = await asyncio.wrap_future(committer.submit(fn, key))
+        result: T = await committer.submit(fn, key, asyncio.get_running_loop())
         return result
 
     def idempotent_request(self, agent_id: str, key: str, body: dict[str, Any]) -> DecisionDict:

@@ -21,13 +21,17 @@ from starlette.responses import Response
 from guardkit._canonical import json_problem, visible
 from guardkit.errors import InvalidInput, PayloadTooLarge
 
-__all__ = ["Field", "error_response", "json_response", "read_body", "validate"]
+__all__ = ["Field", "error_response", "header", "json_response", "read_body", "validate"]
 
 _JSON = "application/json"
 
 
+# Built once: ``json.dumps`` and ``json.loads`` with options build an encoder or decoder a call.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
 def _dumps(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    return _encode(value).encode()
 
 
 def json_response(value: Any, status: int = 200) -> Response:
@@ -48,9 +52,23 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_decode = json.JSONDecoder(parse_constant=_reject_constant).decode
+
+
+def header(request: Request, name: bytes) -> str | None:
+    """The request header ``name`` (lowercase), as ``request.headers.get`` gives it: read from
+    the ASGI scope, whose names are lowercase, without building a ``Headers`` (four Python calls
+    for a request's first header, three for each one after)."""
+    for key, value in request.scope["headers"]:
+        if key == name:
+            text: str = value.decode("latin-1")
+            return text
+    return None
+
+
 async def read_body(request: Request, limit: int) -> Any:
     """The request's JSON body (None when empty), at most ``limit`` bytes."""
-    declared = request.headers.get("content-length")
+    declared = header(request, b"content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLarge(limit)
     chunks: list[bytes] = []
@@ -64,7 +82,7 @@ async def read_body(request: Request, limit: int) -> Any:
     if not raw.strip():
         return None
     try:
-        body = json.loads(raw, parse_constant=_reject_constant)
+        body = _decode(raw.decode(json.detect_encoding(raw), "surrogatepass"))  # as json.loads
     except (ValueError, RecursionError) as exc:
         raise InvalidInput(f"request body is not valid JSON: {exc}") from None
     if _SUSPECT.search(raw):
@@ -112,7 +130,10 @@ def validate(body: Any, fields: Mapping[str, Field], *, empty_ok: bool = False) 
                 raise InvalidInput(f"missing field {name!r}")
             continue
         value = body[name]
-        if not any(_CHECKS[kind](value) for kind in spec.kinds):
+        for kind in spec.kinds:
+            if _CHECKS[kind](value):
+                break
+        else:
             raise InvalidInput(f"field {name!r} must be {' or '.join(spec.kinds)}")
         if isinstance(value, str) and "\x00" in value:
             # PostgreSQL text cannot hold NUL; refuse it on every store alike.

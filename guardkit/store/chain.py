@@ -209,7 +209,7 @@ def json_str(text: str) -> str:
     return _dumps_str(text)
 
 
-_PREFIXES: dict[tuple[str, str], bytes] = {}
+_PREFIXES: dict[tuple[str, str], Any] = {}
 
 
 def record_hash(
@@ -217,16 +217,20 @@ def record_hash(
 ) -> str:
     # The envelope's keys in sorted order, with the payload's canonical text spliced in, is
     # byte-for-byte canonical_json({...}) without encoding the payload a second time. The part
-    # before the payload depends on the actor and kind alone: made once for each pair.
+    # before the payload depends on the actor and kind alone: hashed once for each pair, and a
+    # copy of that hash state takes the rest (no new hash object fetched, no bytes joined).
     prefix = _PREFIXES.get((actor, kind))
     if prefix is None:
         if len(_PREFIXES) > 65536:
             _PREFIXES.clear()
-        prefix = _PREFIXES[actor, kind] = (
+        prefix = _PREFIXES[actor, kind] = hashlib.sha256(
             _DOMAIN + f'{{"actor":{json_str(actor)},"kind":{json_str(kind)},"payload":'.encode()
         )
     envelope = f'{payload_json},"prev_hash":"{prev_hash}","seq":{seq},"timestamp":"{timestamp}"}}'
-    return hashlib.sha256(prefix + envelope.encode("utf-8")).hexdigest()
+    digest = prefix.copy()
+    digest.update(envelope.encode("utf-8"))
+    text: str = digest.hexdigest()
+    return text
 
 
 def seal(

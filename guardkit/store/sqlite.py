@@ -116,20 +116,21 @@ class SQLiteStore(Store):
 
 
 class _SQLiteTransaction(SQLTransaction):
-    """A transaction, and its own ``with`` block (one object per decision, not two)."""
+    """A transaction, and its own ``with`` block (one object per decision, not two).
+
+    Its own fields are set when it is entered (an ``__init__`` of its own would be one more
+    Python call a decision); nothing uses a transaction before that.
+    """
 
     __slots__ = ("_checks", "_cur", "_locked", "_version")
     q = _STATEMENTS
 
-    def __init__(self, store: SQLiteStore, *, write: bool) -> None:
-        super().__init__(store, write=write)
-        self._cur = store._cursor
-        self._checks = store.checked
-        self._locked = write and store._lock_fd is not None
-        self._version = -1
-
     def __enter__(self) -> _SQLiteTransaction:
         store: SQLiteStore = self.store  # type: ignore[assignment]
+        self._cur = store._cursor
+        self._checks = store.checked
+        self._locked = self.write and store._lock_fd is not None
+        self._version = -1
         store._mutex.acquire()
         try:
             if self._locked:
@@ -147,6 +148,7 @@ class _SQLiteTransaction(SQLTransaction):
         return self
 
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        store: SQLiteStore = self.store  # type: ignore[assignment]
         try:
             if kind is None:
                 try:
@@ -156,15 +158,21 @@ class _SQLiteTransaction(SQLTransaction):
                 except BaseException as exc:
                     self._abort()
                     if isinstance(exc, sqlite3.Error):
-                        raise StoreError(f"store {self.store.location}: {exc}") from exc
+                        raise StoreError(f"store {store.location}: {exc}") from exc
                     raise
                 self.committed()
             else:
                 self._abort()
         finally:
-            self._unlock()
-        # Made durable once the next writer may go on: its commit overlaps this fsync.
-        self.witnessed()
+            # _unlock, spelt out: this runs for every decision.
+            if self._locked:
+                fcntl.flock(store._lock_fd, fcntl.LOCK_UN)  # type: ignore[arg-type]
+            store._mutex.release()
+        # Made durable once the next writer may go on: its commit overlaps this fsync. (The
+        # test is witnessed()'s own, made here so that a commit with nothing to sync makes no
+        # call.)
+        if self._witnessing and store.sync_witness:
+            self.witnessed()
 
     def _abort(self) -> None:
         self.aborted()

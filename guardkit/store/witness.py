@@ -67,14 +67,18 @@ class Witness(abc.ABC):
     def __init__(self) -> None:
         #: The newest head witnessed for each agent.
         self.heads: dict[str, Head] = {}
+        #: Set once something appended could not be made durable: ``check`` then raises (a
+        #: transaction reads the flag, and calls ``check`` only when it is set).
+        self.failed = False
 
     @abc.abstractmethod
     def append(self, heads: list[Entry], *, sync: bool) -> None:
         """Record ``(agent, seq, hash, signature)`` heads just committed; ``sync``: durably."""
 
     def check(self) -> None:  # noqa: B027 - a witness whose append is durable fails in append
-        """Raise if what was appended earlier could not be made durable: called before a commit,
-        so a decision is refused, and nothing of it written, once the witness is known broken."""
+        """Raise if what was appended earlier could not be made durable (``failed``): called
+        before a commit, so a decision is refused, and nothing of it written, once the witness
+        is known broken."""
 
     def sync(self) -> None:  # noqa: B027 - a witness whose append is durable has nothing to do
         """Make every head appended so far durable."""
@@ -170,9 +174,8 @@ class FileWitness(Witness):
         self._offset = start + end
 
     def refresh(self) -> None:
-        syncer = self._syncer
-        if syncer is not None and syncer.error is not None:
-            syncer.check(committed=False)  # before a transaction begins: refused, nothing written
+        if self.failed:
+            self.check()  # before a transaction begins: refused, nothing written
         # Most often nobody else appended: one small read at the end, nothing to parse.
         if self._offset == 0 or os.pread(self._fd, 1, self._offset):
             self._read()
@@ -187,9 +190,9 @@ class FileWitness(Witness):
             syncer.check(committed=False)
 
     def append(self, heads: list[Entry], *, sync: bool) -> None:
-        syncer = self._syncer
-        if syncer is not None and syncer.error is not None:
-            syncer.check(committed=True)
+        if self.failed:
+            assert self._syncer is not None
+            self._syncer.check(committed=True)
         text = (_line(*heads[0]) if len(heads) == 1 else "".join(_line(*h) for h in heads)).encode()
         try:
             os.write(self._fd, text)
@@ -220,7 +223,7 @@ class FileWitness(Witness):
 
     def sync_soon(self) -> None:
         if self._syncer is None:
-            self._syncer = _Syncer(self._fd, self.path)
+            self._syncer = _Syncer(self)
         self._syncer.request()
 
     def close(self) -> None:
@@ -277,8 +280,9 @@ class _Syncer:
     before it, and the requests of the next ``GROUP_SYNC_SECONDS`` share the next one; the last
     is made when the witness closes."""
 
-    def __init__(self, fd: int, path: str) -> None:
-        self._fd, self._path = fd, path
+    def __init__(self, witness: FileWitness) -> None:
+        self._witness = witness
+        self._fd, self._path = witness._fd, witness.path
         # Taken directly by ``request`` (a ``Condition``'s own ``with`` and ``notify`` are
         # Python calls, on every commit); the thread is notified only when it waits.
         self._lock = threading.Lock()
@@ -328,6 +332,7 @@ class _Syncer:
             except OSError as exc:
                 with self._cond:
                     self.error = exc
+                    self._witness.failed = True
                     self._cond.notify_all()
                 return
             with self._cond:

@@ -126,3 +126,23 @@ def test_a_basic_scheme_is_unauthorized(server: Server) -> None:
     with server.http() as http:
         response = http.get("/v1/agents", headers={"Authorization": f"Basic {ADMIN}"})
     assert response.status_code == 401
+
+
+def test_an_agent_token_is_kept_once_it_matched_and_only_then() -> None:
+    """Tokens are checked against a kept copy after their first match: the same answers as a
+    fresh HMAC each time, and an id that never matched (a forged token) is not kept."""
+    from guardkit._tokens import agent_token
+    from guardkit.server.auth import Caller, Role, TokenBook, Unauthorized
+
+    book = TokenBook(admin_token="a" * 32, backend_token="b" * 32, agent_key=b"k", link_key=b"l")
+    token = agent_token(b"k", "bot")
+    forged = agent_token(b"other key", "bot")
+    with pytest.raises(Unauthorized):
+        book.identify(f"Bearer {forged}")
+    with pytest.raises(Unauthorized):
+        book.identify(f"Bearer {agent_token(b'other key', 'ghost')}")
+    first, again = book.identify(f"Bearer {token}"), book.identify(f"Bearer {token}")
+    assert first == again == Caller(Role.AGENT, "bot")
+    with pytest.raises(Unauthorized):
+        book.identify(f"Bearer {forged}")  # a kept id still refuses another token
+    assert set(book._agent_tokens) == {"bot"}

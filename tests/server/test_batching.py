@@ -189,3 +189,30 @@ def test_a_batch_committed_but_not_witnessed_is_not_run_again(tmp_path: Path) ->
         committer.close()
         down.unlink()
         assert guard.verify("bot")["records"] == 2 + 2 * 3
+
+
+def test_a_loops_callers_get_its_futures_and_a_cancelled_one_is_skipped(guard: Guard) -> None:
+    """Callers on an event loop await futures of that loop; one whose caller went away (its
+    future cancelled) still has its operation committed, and the others get their results."""
+    import asyncio
+
+    assert isinstance(guard.store, SharedStore)
+    committer = GroupCommitter(guard.store)
+    engine = guard.engine
+
+    async def main() -> list[str]:
+        loop = asyncio.get_running_loop()
+        gate = threading.Event()
+        held = committer.submit(gate.wait, "", loop)
+        futures = [
+            committer.submit(lambda: engine.request("bot", "buy").to_dict(), "bot", loop)
+            for _ in range(3)
+        ]
+        futures[1].cancel()
+        gate.set()
+        assert await held is True
+        return [(await f)["action_id"] for f in (futures[0], futures[2])]
+
+    assert asyncio.run(main()) == ["act-1", "act-3"]
+    committer.close()
+    assert guard.status("bot")["spent"] == 3
