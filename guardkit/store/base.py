@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import abc
 import threading
-import uuid
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import Any, Literal
@@ -45,7 +44,7 @@ from guardkit.store.state import (
     ActionRow,
     AgentState,
 )
-from guardkit.store.witness import CommandWitness, Entry, FileWitness, Head, Witness
+from guardkit.store.witness import Entry, Head, Witness, witness_for
 
 __all__ = ["ActionRow", "AgentState", "Store", "Transaction"]
 
@@ -106,23 +105,7 @@ class Store(abc.ABC):
         transaction: a file this store had must still be there, and no shorter than it was."""
         if witness is None:
             return
-        if isinstance(witness, Witness):
-            self.witness = witness
-        elif witness.startswith("cmd:"):
-            self.witness = CommandWitness(witness.removeprefix("cmd:"))
-        else:
-            size = int(tx.get_meta("witness_size") or 0)
-            existed = tx.get_meta("witness") is not None
-            if witness.startswith(("postgresql://", "postgres://")):
-                from guardkit.store.pg_witness import PostgresWitness, location_of
-
-                # The same witness as last time (a store moving to this one starts it afresh).
-                existed = tx.get_meta("witness") == location_of(witness)
-                ident = tx.get_meta("witness_id") or uuid.uuid4().hex
-                tx.set_meta("witness_id", ident)
-                self.witness = PostgresWitness(witness, ident, existed=existed, size=size)
-            else:
-                self.witness = FileWitness(witness, existed=existed, size=size)
+        self.witness = witness if isinstance(witness, Witness) else witness_for(witness, tx)
         try:
             tx.set_meta("witness", self.witness.location)
             tx.set_meta("witness_size", str(self.witness.size))
