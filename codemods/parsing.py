@@ -85,6 +85,11 @@ def _parses(text: str) -> bool:
 
 def _blank(text: str) -> str | None:
     """A plain string literal over the same lines, each line as long in UTF-8 bytes."""
+    start = len(text) - len(text.lstrip("rRbBuUfF"))
+    if text[start : start + 3] in {'"""', "'''"}:  # holds any line, an empty one too
+        inside = text[start + 3 : -3]
+        kept = "".join(c if c in "\r\n" else " " * _width(c) for c in inside)
+        return " " * start + '"""' + kept + '"""'
     lines = text.split("\n")
     if len(lines) == 1:
         return '"' + " " * (_width(text) - 2) + '"'

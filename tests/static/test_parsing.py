@@ -26,6 +26,7 @@ NEWER = [
     'nested = f"{f"{f"{deep["x"]}"}"}"; after = 1\n',
     'text = f"""{\n    d["k"]  # the key\n}"""; after = 1\n',
     'mixed = rf"{x["a"]}\\d" + Rb"raw"; after = 1\n',
+    'report = f"""{"\\n".join(rows)}\n\n"""; after = 1\n',
 ]
 
 
