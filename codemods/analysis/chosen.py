@@ -126,17 +126,40 @@ def overrides(
         isinstance(func, ast.Attribute)
         and isinstance(func.value, ast.Name)
         and func.value.id == "self"
-        and (cls := tree.class_of(at)) is not None
     ):
         return []
-    below = {cls.name}
-    found: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
-    classes = [c for c in tree.nodes(ast.ClassDef) if c is not cls]
-    for _ in range(4):  # subclasses of subclasses, a few levels down
-        for sub in classes:
-            if sub.name not in below and any(dotted(b) in below for b in sub.bases):
-                below.add(sub.name)
-                found += [d for d in sub.body if isinstance(d, _DEFS) and d.name == func.attr]
+    below = _subclasses(tree)
+    cls = tree.class_of(at) if below else None
+    if cls is None:
+        return []
+    return [
+        d
+        for sub in below.get(cls.name, ())
+        for d in sub.body
+        if isinstance(d, _DEFS) and d.name == func.attr
+    ]
+
+
+@lru_cache(maxsize=1)
+def _subclasses(tree: Tree) -> dict[str, list[ast.ClassDef]]:
+    """Class name -> the module's classes below it, a few levels down."""
+    classes = tree.nodes(ast.ClassDef)
+    direct: dict[str, list[ast.ClassDef]] = {}
+    for cls in classes:
+        for base in cls.bases:
+            name = dotted(base)
+            if name and name != cls.name:
+                direct.setdefault(name, []).append(cls)
+    found: dict[str, list[ast.ClassDef]] = {}
+    for name, subs in direct.items():
+        seen: list[ast.ClassDef] = []
+        todo = list(subs)
+        while todo and len(seen) < 64:
+            sub = todo.pop()
+            if sub not in seen:
+                seen.append(sub)
+                todo += direct.get(sub.name, [])
+        found[name] = seen
     return found
 
 

@@ -67,14 +67,18 @@ def _selecting_helper(call: ast.Call, tree: Tree, chosen: Chosen) -> bool:
     """``self.get_tool(name=request["tool"], args=...)``: a function of the module given the
     chosen name, by position or keyword, that selects with it (a table key, ``getattr``, a
     module imported by it, the element of a collection a test on it picks)."""
+    if not call.keywords:
+        return False  # by position: the key comes last, as in ``getattr`` (below)
+    positions = [i for i, a in enumerate(call.args) if model_chosen(a, tree, chosen)]
+    keywords = [k.arg for k in call.keywords if k.arg and model_chosen(k.value, tree, chosen)]
+    if not (positions or keywords):
+        return False
     func = local_function(call.func, tree, call)
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
     params = params[1:] if isinstance(call.func, ast.Attribute) else params
-    given = [*zip(params, call.args, strict=False)]
-    given += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
-    names = {p for p, arg in given if model_chosen(arg, tree, chosen)}
+    names = {params[i] for i in positions if i < len(params)} | {k for k in keywords if k}
     return bool(names) and _selects(func, names)
 
 

@@ -112,6 +112,7 @@ class Values:
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         self.methods[node][item.name] = item
+        self._method_names = {name for methods in self.methods.values() for name in methods}
         #: constructions a guardkit integration guards from outside their own arguments
         self._guarded = self._guarded_constructions() if self._gate_roots else set()
         # parameters are bound from their annotations once; the other bindings go round to a
@@ -385,6 +386,8 @@ class Values:
                 method = self.method_of(cls, func.attr)
                 return (method, 1) if method else None
             # ``Holder.get_instance()``, ``holder.get_instance()`` on an instance of a class here
+            if func.attr not in self._method_names:
+                return None
             owner = self.classes.get(func.value.id) or self._instance_class(func.value, at)
             method = self.method_of(owner, func.attr) if owner is not None else None
             return (method, 1) if method else None

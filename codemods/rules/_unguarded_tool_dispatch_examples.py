@@ -447,7 +447,8 @@ INVALID: tuple[Invalid, ...] = (
             def act(self, task):
                 for _ in range(20):
                     reply = client.chat.completions.create(model="m", messages=[task])
-                    match = re.search(r"ACTION: (\\w+) VALUE: (.*)", reply.choices[0].message.content)
+                    text = reply.choices[0].message.content
+                    match = re.search(r"ACTION: (\\w+) VALUE: (.*)", text)
                     action, value = match.group(1), match.group(2)
                     if action == "GOTO":
                         self.page.goto(value)
@@ -456,7 +457,7 @@ INVALID: tuple[Invalid, ...] = (
                     elif action == "STOP":
                         return
         """,
-        line=12,
+        line=13,
         column=12,
         note="a chain on the model's words driving an object of no known type (a browser page)",
     ),
