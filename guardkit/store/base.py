@@ -44,7 +44,8 @@ from guardkit.store.state import (
     ActionRow,
     AgentState,
 )
-from guardkit.store.witness import Entry, Head, Witness, witness_for
+from guardkit.store.witness import Entry, Head, Witness
+from guardkit.store.witness_spec import witness_for
 
 __all__ = ["ActionRow", "AgentState", "Store", "Transaction"]
 
