@@ -65,13 +65,26 @@ class Agent:
 """
 
 
+Write = Callable[[str], Path]
+
+
 @pytest.fixture
-def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Write:
+    """A project (the cwd) with ``llm.py`` asking the model; writes ``agent.py``."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "llm.py").write_text(LLM)
-    path = tmp_path / "agent.py"
-    path.write_text(textwrap.dedent(AGENT))
-    return path
+
+    def agent(source: str) -> Path:
+        path = tmp_path / "agent.py"
+        path.write_text(textwrap.dedent(source))
+        return path
+
+    return agent
+
+
+@pytest.fixture
+def agent(write: Write) -> Path:
+    return write(AGENT)
 
 
 def _found(found: Found) -> set[tuple[str, str]]:
@@ -161,12 +174,8 @@ class Agent:
 
 
 @pytest.fixture
-def tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "llm.py").write_text(LLM)
-    path = tmp_path / "agent.py"
-    path.write_text(TABLES)
-    return path
+def tables(write: Write) -> Path:
+    return write(TABLES)
 
 
 def test_a_getter_of_a_table_returns_its_entries_instances_run_their_call(
@@ -231,12 +240,8 @@ def step(messages):
 """
 
 
-def test_a_method_that_describes_the_looked_up_tool_is_no_tool(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, found: Found
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "llm.py").write_text(LLM)
-    (tmp_path / "agent.py").write_text(DESCRIBED)
+def test_a_method_that_describes_the_looked_up_tool_is_no_tool(write: Write, found: Found) -> None:
+    write(DESCRIBED)
     assert {(p, line, r, s) for p, line, r, s in found() if r in {"GK201", "GK202"}} == {
         ("agent.py", 19, "GK201", "Pods.invoke"),
         ("agent.py", 35, "GK202", "TOOLS.get(call.function.name)"),
@@ -278,12 +283,9 @@ class Agent:
 
 
 def test_the_input_handed_beside_the_chosen_name_is_the_tools_input(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, found: Found
+    write: Write, found: Found
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "llm.py").write_text(LLM)
-    agent = tmp_path / "agent.py"
-    agent.write_text(HELPER)
+    agent = write(HELPER)
     assert _found(found) == {
         ("GK202", "self.tools.get(tool_name)"),
         ("GK201", "search"),
@@ -329,12 +331,9 @@ class Agent:
 
 
 def test_a_helper_that_loads_the_tool_the_name_picks_is_a_lookup_whatever_its_position(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, found: Found
+    write: Write, found: Found
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "llm.py").write_text(LLM)
-    agent = tmp_path / "agent.py"
-    agent.write_text(LOADED)
+    agent = write(LOADED)
     expected = ("GK202", "self.get_tool(name=request['tool_name'], args=request['tool_args'])")
     assert expected in _found(found)
     assert ("GK201", "Shell.execute") in _found(found)
