@@ -355,6 +355,11 @@ GATES = frozenset(
         "guardkit.plugins.crewai.guard",
     }
 )
+#: names a project's logger or console goes by: a call on one shows a value, it acts on nothing
+LOGGER_NAMES = frozenset(
+    {"log", "logger", "logging", "_log", "_logger", "console", "stdout", "stderr"}
+)
+
 #: context managers and functions that gate one model turn
 TURN_GATES = frozenset({"guardkit.model_turn", "guardkit.llm_turn", "guardkit.gate_turn"})
 

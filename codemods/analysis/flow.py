@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
+from .catalog import LOGGER_NAMES
 from .chosen import is_tool_input, local_function, overrides, reads_tool_name
 from .project import TOOL_METHODS
 from .tree import FUNCTION_NODES, Tree, dotted, scope_nodes
@@ -55,7 +56,6 @@ _KEEPING = frozenset(
     | {"print", "log", "debug", "info", "warning", "warn", "error", "exception", "critical"}
     | {"write", "send", "emit", "format", "join", "get", "pop", "remove", "discard"}
 )
-_LOGGER_NAMES = frozenset({"log", "logger", "_log", "_logger", "console", "stdout", "stderr"})
 
 Pair = tuple[ast.AST, str]
 Def = ast.FunctionDef | ast.AsyncFunctionDef
@@ -500,15 +500,18 @@ def _project_calls(
 
 def _arms(head: ast.If) -> list[list[ast.stmt]]:
     """The bodies of an ``if``/``elif``/``else`` chain."""
-    arms: list[list[ast.stmt]] = []
+    links = list(_links(head))
+    rest = links[-1].orelse
+    return [link.body for link in links] + ([rest] if rest else [])
+
+
+def _links(head: ast.If) -> Iterator[ast.If]:
+    """The ``if`` and each ``elif`` of a chain."""
     branch: ast.If | None = head
     while branch is not None:
-        arms.append(branch.body)
+        yield branch
         rest = branch.orelse
         branch = rest[0] if len(rest) == 1 and isinstance(rest[0], ast.If) else None
-        if branch is None and rest:
-            arms.append(rest)
-    return arms
 
 
 def _normalising(
@@ -531,14 +534,7 @@ def _inside(node: ast.AST, outer: ast.AST, tree: Tree) -> bool:
 
 def _chain_bodies(head: ast.If, written: Reply) -> list[list[ast.stmt]]:
     """The bodies of the branches of an ``if``/``elif`` chain whose test is on ``written``."""
-    bodies: list[list[ast.stmt]] = []
-    branch: ast.If | None = head
-    while branch is not None:
-        if _on_reply(branch.test, written):
-            bodies.append(branch.body)
-        rest = branch.orelse
-        branch = rest[0] if len(rest) == 1 and isinstance(rest[0], ast.If) else None
-    return bodies
+    return [link.body for link in _links(head) if _on_reply(link.test, written)]
 
 
 def _constant_pattern(pattern: ast.pattern) -> bool:
@@ -656,5 +652,5 @@ def _acts_on_object(call: ast.Call, reply: Reply) -> bool:
     return (
         held
         and not reply.derived(receiver)
-        and (dotted(receiver) or "").split(".")[-1] not in (_LOGGER_NAMES)
+        and (dotted(receiver) or "").split(".")[-1] not in LOGGER_NAMES
     )

@@ -15,6 +15,7 @@ import builtins
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from .catalog import LOGGER_NAMES
 from .guards import Guards
 from .summary import call_ref
 from .tools import ToolSite
@@ -170,7 +171,6 @@ def _handed(call: ast.Call, written: set[str]) -> bool:
 
 #: calls that make or show a value from their arguments, they act on nothing
 _PURE = frozenset(dir(builtins)) | {"json.dumps", "json.loads", "print"}
-_LOGGERS = ("log", "logger", "logging", "_log", "_logger")
 
 
 def _acts(call: ast.Call, guards: Guards) -> bool:
@@ -183,7 +183,7 @@ def _acts(call: ast.Call, guards: Guards) -> bool:
     if qualified in _PURE or qualified.partition(".")[0] in {"logging", "json", "typing"}:
         return False
     root = name.partition(".")[0]
-    return root not in _LOGGERS and not (
+    return root not in LOGGER_NAMES and not (
         isinstance(call.func, ast.Attribute) and call.func.attr in {"format", "join", "get"}
     )
 
