@@ -45,11 +45,16 @@ CLIENTS: dict[str, str] = {
     "openai.Client": "openai",
     "openai.AsyncClient": "openai",
     "anthropic.AsyncClient": "anthropic",
-    # instructor patches a client and keeps its method chains
-    "instructor.from_openai": "openai",
-    "instructor.patch": "openai",
-    "instructor.apatch": "openai",
-    "instructor.from_anthropic": "anthropic",
+    # instructor wraps a client: its chains, and its own ``create_*`` (structured output)
+    "instructor.from_openai": "instructor",
+    "instructor.patch": "instructor",
+    "instructor.apatch": "instructor",
+    "instructor.from_anthropic": "instructor",
+    "instructor.from_litellm": "instructor",
+    "instructor.from_gemini": "instructor",
+    "instructor.from_genai": "instructor",
+    "instructor.from_mistral": "instructor",
+    "instructor.from_provider": "instructor",
     # the legacy Gemini SDK and Vertex AI: a model object, and the chats it starts
     "google.generativeai.GenerativeModel": "gemini",
     "google.generativeai.generative_models.GenerativeModel": "gemini",
@@ -104,6 +109,11 @@ METHODS: dict[str, tuple[str, ...]] = {
         "completions.create",
     ),
     "openai": _OPENAI_METHODS,
+    "instructor": tuple(
+        f"{chain}{method}"
+        for chain in ("", "chat.completions.", "messages.")
+        for method in ("create", "create_with_completion", "create_partial", "create_iterable")
+    ),
     "genai": (
         "models.generate_content",
         "models.generate_content_stream",

@@ -64,6 +64,17 @@ LOOPS = {
         'client.chat.completions.create(model="m", messages=[], response_model=str)',
         "client.chat.completions.create",
     ),
+    "instructor_with_completion": (
+        "import instructor\nimport anthropic\n"
+        "client = instructor.from_anthropic(anthropic.Anthropic())\n",
+        'client.messages.create_with_completion(model="m", messages=[], response_model=str)',
+        "client.messages.create_with_completion",
+    ),
+    "instructor_provider": (
+        'import instructor\nclient = instructor.from_provider("openai/gpt-4o")\n',
+        'client.create(messages=[], response_model=str)',
+        "client.create",
+    ),
     "assistants": (
         "from openai import OpenAI\nclient = OpenAI()\n",
         'client.beta.threads.runs.create_and_poll(thread_id="t", assistant_id="a")',
