@@ -142,10 +142,6 @@ def _fix_rest(
         after = analyse_source(current.encode(), path, config, name=name, env=env, force=True)[0]
         followups = tuple(f for f in after.findings if not f.fixable)
     tools = tuple(sorted(gated))
-    if "AddToolGuard" in applied:
-        tools += tuple(
-            f.symbol.rpartition(".")[2] for f in found.findings if f.rule == "GK201" and f.fixable
-        )
     done = FixResult(
         path=path,
         before=code,

@@ -34,6 +34,7 @@ from .loops import infinite_names, is_bounded
 from .project import Env, ProjectIndex
 from .recursion import unbounded_recursions
 from .risks import denial_escapes, model_supplied_costs
+from .structured import structured_runs
 from .summary import Summary, call_ref, name_ref, owner_of, param_ref, qualified, summarize
 from .tools import Dispatch, ToolSite, find_tools
 from .tree import FUNCTION_NODES, Tree, dotted
@@ -251,6 +252,17 @@ def _from_reply(
     reply = Reply(tree, sources)
     picked = _reply_dispatches(reply, values, guards, helpers, known)
     runs = _runs_model_output(reply, values, guards)
+    for call, refs in structured_runs(reply, values.module):
+        if id(call) in known or id(call) in {id(d.node) for d in picked}:
+            continue
+        guarded = guards.request_before(call)
+        if len(refs) > 1:  # the model chose which class it returned: which tool runs
+            symbol = ast.unparse(call.func)
+            picked.append(
+                Dispatch(node=call, symbol=symbol, guarded=guarded, fixable=False, runs=refs)
+            )
+        elif not guarded:
+            runs |= {f"output:{r.partition(':')[2]}" for r in refs}
     return runs | {r for d in picked if not d.guarded for r in d.runs}, picked
 
 

@@ -350,7 +350,7 @@ INVALID: tuple[Invalid, ...] = (
             import guardkit
 
             class Calculator:
-                @guardkit.tool()
+                @guardkit.tool(name="Calculator")
                 def run(self, expression: str) -> str:
                     return expression
             client = OpenAI()
@@ -457,7 +457,7 @@ INVALID: tuple[Invalid, ...] = (
 
             client = anthropic.Anthropic()
             class BashTool:
-                @guardkit.tool()
+                @guardkit.tool(name="BashTool")
                 def execute(self, command: str) -> str:
                     return command
             TOOLS = {"bash": BashTool}
@@ -836,7 +836,7 @@ INVALID: tuple[Invalid, ...] = (
                 def run(self, args: dict) -> list:
                     raise NotImplementedError
             class Append(Handler):
-                @guardkit.tool()
+                @guardkit.tool(name="Append")
                 def run(self, args: dict) -> list:
                     return [args["text"]]
             HANDLERS: dict[str, Handler] = {}
@@ -890,7 +890,7 @@ INVALID: tuple[Invalid, ...] = (
             class PaymentsTool(BaseTool):
                 api: Api
                 method: str
-                @guardkit.tool()
+                @guardkit.tool(name="PaymentsTool")
                 def _run(self, **kwargs) -> str:
                     return self.api.run(self.method, **kwargs)
             """,

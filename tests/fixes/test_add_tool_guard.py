@@ -102,7 +102,7 @@ def test_tool_class_method_and_dispatch_table_functions() -> None:
         class Weather(BaseTool):
             name = "weather"
 
-            @guardkit.tool()
+            @guardkit.tool(name="weather")
             def _run(self, city: str) -> str:
                 return city
 
