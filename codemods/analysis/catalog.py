@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["DEFAULT_CATALOG", "SERVICE_CLIENTS", "Catalog"]
+__all__ = ["DEFAULT_CATALOG", "SERVICE_CLIENTS", "TOOL_DECORATOR_METHODS", "Catalog"]
 
 _OPENAI_METHODS = (
     "chat.completions.create",
@@ -231,6 +231,10 @@ TOOL_DECORATORS = frozenset(
     }
 )
 
+#: methods that, on any object, make a decorator exposing a function to a model as a tool
+#: (AutoGen/AG2: ``@assistant.register_for_llm(description=...)``, also applied by hand)
+TOOL_DECORATOR_METHODS = frozenset({"register_for_llm"})
+
 #: plugin hooks that hand tools over: hook decorator -> hook function name; its first
 #: parameter registers a tool (``@llm.hookimpl def register_tools(register): register(fn)``)
 TOOL_HOOKS: dict[str, str] = {"llm.hookimpl": "register_tools"}
@@ -388,6 +392,8 @@ class Catalog:
     tails: frozenset[str] = field(init=False, repr=False, compare=False)
     #: last components of the tool decorators' names (``tool``, ``function_tool``)
     tool_decorator_words: frozenset[str] = field(init=False, repr=False, compare=False)
+    #: every qualified name in the catalog
+    known: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         chains = [c for kind in self.methods.values() for c in kind]
@@ -395,6 +401,9 @@ class Catalog:
         object.__setattr__(self, "tails", tails)
         words = frozenset(n.rpartition(".")[2] for n in self.tool_decorators)
         object.__setattr__(self, "tool_decorator_words", words)
+        names = [*self.clients, *self.functions, *self.tool_decorators]
+        names += [*TOOL_SERVER_CLIENTS, *TOOL_CONSTRUCTORS, *TOOL_BASES, *TOOL_HOOKS]
+        object.__setattr__(self, "known", frozenset([*names, *TOOL_SPEC_BASES]))
 
     def extended(
         self,
@@ -430,10 +439,7 @@ class Catalog:
 
     def names(self) -> frozenset[str]:
         """Every qualified name in the catalog."""
-        names = [*self.clients, *self.functions, *self.tool_decorators]
-        names += [*TOOL_SERVER_CLIENTS, *TOOL_CONSTRUCTORS, *TOOL_BASES, *TOOL_HOOKS]
-        names += TOOL_SPEC_BASES
-        return frozenset(names)
+        return self.known
 
     def top_modules(self) -> frozenset[str]:
         """First components of every name in the catalog, for the textual prefilter."""

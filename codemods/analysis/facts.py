@@ -379,7 +379,7 @@ def analyze(
 ) -> ModuleFacts:
     """Analyse a parsed module named ``name`` in the project environment ``env``."""
     tree = Tree(module)
-    imports = ImportMap(tree.nodes(ast.Import, ast.ImportFrom), name, is_package)
+    imports = ImportMap(tree.nodes(ast.Import, ast.ImportFrom), name, is_package, catalog.known)
     values = Values(tree, imports, catalog, name, env.kind_map() if env else None)
     calls = classify_calls(tree, values, imports)
     handed = hand_over(tree, values)

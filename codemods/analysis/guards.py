@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from .calls import CallIndex
+from .catalog import TOOL_DECORATOR_METHODS
 from .imports import ImportMap
 from .tree import Tree, dotted
 from .values import CLASS, GUARDKIT, Values
@@ -81,6 +82,8 @@ class Guards:
         if self.imports.resolve(dotted(expr)) in self.values.catalog.tool_decorators:
             return "tool"
         if isinstance(expr, ast.Attribute):
+            if expr.attr in TOOL_DECORATOR_METHODS:
+                return "tool"
             kind = self.values.kind(expr.value, at)
             if kind and expr.attr in _TOOL_SERVER_ATTRS.get(kind, ()):
                 return "tool"

@@ -17,7 +17,13 @@ import ast
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .catalog import TOOL_CALLABLE_KEYWORDS, TOOL_CONSTRUCTORS, TOOL_HOOKS, TOOL_SERVER_CLIENTS
+from .catalog import (
+    TOOL_CALLABLE_KEYWORDS,
+    TOOL_CONSTRUCTORS,
+    TOOL_DECORATOR_METHODS,
+    TOOL_HOOKS,
+    TOOL_SERVER_CLIENTS,
+)
 from .tree import FUNCTION_NODES, Tree, dotted
 from .values import Values
 
@@ -109,6 +115,8 @@ def made_tools(call: ast.Call, values: Values) -> list[ast.expr]:
         last = (values.imports.names.get(func.id) or func.id).rpartition(".")[2]
     else:
         last = func.attr if isinstance(func, ast.Attribute) else ""
+    if last in TOOL_DECORATOR_METHODS and isinstance(call.func, ast.Call):
+        return call.args[:1]  # ``assistant.register_for_llm(description=...)(search)``
     if last not in _MAKER_WORDS and last not in values.catalog.tool_decorator_words:
         return []  # the cheap test first: most calls name no tool maker
     resolved = values.imports.resolve(dotted(call.func)) or ""
@@ -129,7 +137,7 @@ def tool_arguments(call: ast.Call, values: Values) -> list[ast.expr]:
     """The arguments of ``call`` that hand tools to a model or an agent."""
     found = [k.value for k in call.keywords if k.arg in TOOL_KEYWORDS]
     found += _spec_callables(call)
-    found += [m for m in made_tools(call, values) if isinstance(m, ast.Name)]
+    found += [m for m in made_tools(call, values) if isinstance(m, ast.Name) or _on_self(m)]
     name = values.qualify(dotted(call.func)) or ""
     method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
     position = TOOL_POSITIONS.get(name, TOOL_POSITIONS.get(method))

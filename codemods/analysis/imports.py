@@ -25,7 +25,11 @@ class ImportMap:
     ``pkg.agent``, ``from .tools import bash`` makes ``bash`` resolve to ``pkg.tools.bash``."""
 
     def __init__(
-        self, nodes: list[ast.Import | ast.ImportFrom], module: str = "", is_package: bool = False
+        self,
+        nodes: list[ast.Import | ast.ImportFrom],
+        module: str = "",
+        is_package: bool = False,
+        known: frozenset[str] = frozenset(),
     ) -> None:
         self.names: dict[str, str] = {}
         #: local names bound by relative imports (``from .tools import search``): the project's
@@ -52,6 +56,8 @@ class ImportMap:
                     self.names[alias.asname or alias.name] = f"{source}.{alias.name}"
                     if node.level:
                         self.relative.add(alias.asname or alias.name)
+        if known:
+            self._canonical(known)
 
     def resolve(self, name: str | None) -> str | None:
         """The qualified name for a dotted local name, or ``None`` if its root is not imported."""
@@ -62,3 +68,19 @@ class ImportMap:
         if target is None:
             return None
         return f"{target}.{rest}" if rest else target
+
+    def _canonical(self, known: frozenset[str]) -> None:
+        """Import a library's name where it is defined as the name it is known by:
+        ``from camel.toolkits.function_tool import FunctionTool`` is
+        ``camel.toolkits.FunctionTool`` when that is ``known`` (a package re-exports what its
+        submodules define)."""
+        for local, target in self.names.items():
+            if local in self.relative or target in known:
+                continue
+            module, _, name = target.rpartition(".")
+            parts = module.split(".")
+            for end in range(len(parts) - 1, 0, -1):
+                shorter = ".".join([*parts[:end], name])
+                if shorter in known:
+                    self.names[local] = shorter
+                    break

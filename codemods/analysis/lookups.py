@@ -571,7 +571,7 @@ def lookup_runs(call: ast.Call, lookup: ast.expr, guards: Guards) -> tuple[str, 
 #: not a record of one (``ToolCall(...)``, ``tool_result(...)``)
 _RUNS_TOOL = re.compile(r"^_*a?(call|run|execute|invoke|use)_?tool$", re.IGNORECASE)
 #: keywords that name the tool a call runs (``session.call_tool(name=...)``)
-_TOOL_NAME_KEYWORDS = frozenset({"name", "tool_name", "tool"})
+_TOOL_NAME_KEYWORDS = frozenset({"name", "tool_name", "tool", "tool_id"})
 
 
 def remote_dispatch(guards: Guards, known: set[int]) -> Iterator[Dispatch]:

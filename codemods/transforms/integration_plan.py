@@ -49,7 +49,12 @@ def _guarded_tools(
     """What the constructions a gate guards from outside hand over as tools (an ADK agent
     whose runner is given to ``guard``)."""
     tree = Tree(module)
-    imports = ImportMap(tree.nodes(ast.Import, ast.ImportFrom), name, path.endswith("__init__.py"))
+    imports = ImportMap(
+        tree.nodes(ast.Import, ast.ImportFrom),
+        name,
+        path.endswith("__init__.py"),
+        config.catalog.known,
+    )
     values = Values(tree, imports, config.catalog, name, env.kind_map() if env else None)
     return {tool for call in values.guarded for tool in tool_names(call, tree, values)}
 
@@ -67,7 +72,12 @@ def plan(
     ``ungated`` holds the qualified names of the project's tools reported ungated."""
     module = parse_module(code, path)
     tree = Tree(module)
-    imports = ImportMap(tree.nodes(ast.Import, ast.ImportFrom), name, path.endswith("__init__.py"))
+    imports = ImportMap(
+        tree.nodes(ast.Import, ast.ImportFrom),
+        name,
+        path.endswith("__init__.py"),
+        config.catalog.known,
+    )
     sites = find_sites(tree, imports, config.catalog.gates)
     if not sites:
         return ()

@@ -36,6 +36,10 @@ CONSTRUCTED = [
     ("dspy", "Tool", "Tool(shell)"),
     ("camel.toolkits", "FunctionTool", "FunctionTool(shell)"),
     ("google.adk.tools", "LongRunningFunctionTool", "LongRunningFunctionTool(func=shell)"),
+    # where the package defines what it re-exports
+    ("camel.toolkits.function_tool", "FunctionTool", "FunctionTool(shell)"),
+    ("llama_index.core.tools.function_tool", "FunctionTool", "FunctionTool.from_defaults(shell)"),
+    ("autogen_core.tools._function_tool", "FunctionTool", "FunctionTool(shell, description='d')"),
 ]
 
 
@@ -51,6 +55,7 @@ BASES = [
     ("google.adk.tools", "BaseTool", "run_async", "self, *, args, tool_context"),
     ("autogen_core.tools", "BaseTool", "run", "self, args, cancellation_token"),
     ("llama_index.core.tools", "BaseTool", "__call__", "self, command"),
+    ("crewai.tools.base_tool", "BaseTool", "_run", "self, command"),
 ]
 
 
@@ -68,12 +73,56 @@ def test_a_subclass_of_a_framework_tool_base_is_a_tool(
     assert found == [("GK201", f"Shell.{method}")]
 
 
-def test_a_class_of_another_base_with_the_same_name_is_no_tool() -> None:
+@pytest.mark.parametrize("module", ["drawing.tools", "drawing.tools.base", "crewai_like.tools.base"])
+def test_a_class_of_another_base_with_the_same_name_is_no_tool(module: str) -> None:
     source = (
-        "from drawing.tools import BaseTool\n\n\nclass Pen(BaseTool):\n"
+        f"from {module} import BaseTool\n\n\nclass Pen(BaseTool):\n"
         "    def run(self):\n        return 'line'\n"
     )
     assert scan_source(source, "tools.py").findings == ()
+
+
+def test_a_method_a_toolkit_hands_to_a_tool_constructor_is_a_tool() -> None:
+    source = (
+        "from camel.toolkits import FunctionTool\n\n\nclass Files:\n"
+        "    def remove(self, path: str) -> None:\n        import os\n        os.remove(path)\n\n"
+        "    def _root(self) -> str:\n        return '/'\n\n"
+        "    def get_tools(self) -> list:\n        return [FunctionTool(self.remove)]\n"
+    )
+    found = [(f.rule, f.symbol) for f in scan_source(source, "files.py").findings]
+    assert found == [("GK201", "Files.remove")]
+
+
+AUTOGEN = """\
+import autogen
+
+assistant = autogen.AssistantAgent("helper", llm_config={})
+runner = autogen.UserProxyAgent("runner")
+
+
+@runner.register_for_execution()
+@assistant.register_for_llm(description="Delete a file")
+def delete_file(path: str) -> str:
+    return path
+
+
+def send_mail(to: str) -> str:
+    return to
+
+
+def quiet(text: str) -> str:
+    return text
+
+
+assistant.register_for_llm(description="Send a mail")(send_mail)
+runner.register_for_execution()(send_mail)
+runner.register_for_execution()(quiet)
+"""
+
+
+def test_autogen_tools_registered_for_the_model_by_decorator_or_by_hand() -> None:
+    found = [(f.rule, f.symbol) for f in scan_source(AUTOGEN, "agents.py").findings]
+    assert sorted(found) == [("GK201", "delete_file"), ("GK201", "send_mail")]
 
 
 MODULE_TOOL = """\
