@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 
 from .analysis.catalog import TOOL_BASES
-from .analysis.flow import MODEL_NAME
+from .analysis.flow import MODEL_NAME, MODEL_REPLY
 from .analysis.project import Env, ProjectIndex
 from .analysis.summary import Summary
 from .cache import Record, ScanCache, digest
@@ -159,12 +159,17 @@ def _demanded(records: dict[str, Record], forced: set[str], index: ProjectIndex)
         for tool in summary["defined"]:
             if tool in summary["functions"]:
                 called += summary["functions"][tool]["calls"]
-        # and the functions handed a model-chosen tool name (a dispatch may be there)
-        called += [ref for ref, _, kind in summary["arguments"] if kind == MODEL_NAME]
         for ref in called:
             name = ref.rpartition(":")[2]
             if name.partition(".")[0] == root:
                 wanted.add(name)
+        # and the functions handed a model-chosen tool name or a model's reply (a dispatch
+        # may be there), in any module of the project
+        wanted.update(
+            ref.rpartition(":")[2]
+            for ref, _, kind in summary["arguments"]
+            if kind in (MODEL_NAME, MODEL_REPLY)
+        )
         wanted.update(
             ref.rpartition(":")[2]
             for ref, _, kind in summary["arguments"]

@@ -37,21 +37,27 @@ INPUT_FIELDS = frozenset(
 )
 
 
-def _base(expr: ast.expr) -> ast.expr:
-    return expr.value if isinstance(expr, (ast.Attribute, ast.Subscript)) else expr
-
-
 def reads_tool_name(expr: ast.expr) -> bool:
-    """``x.name``, ``x["name"]``, ``x.function.name``... on something that is not a type."""
+    """``x.name``, ``x["name"]``, ``x.get("name")``, ``x.function.name``... on something that
+    is not a type."""
+    field: object
     if isinstance(expr, ast.Subscript):
         field = expr.slice.value if isinstance(expr.slice, ast.Constant) else None
+        base = expr.value
     elif isinstance(expr, ast.Attribute):
-        field = expr.attr
+        field, base = expr.attr, expr.value
+    elif (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr == "get"
+        and expr.args
+        and isinstance(expr.args[0], ast.Constant)
+    ):
+        field, base = expr.args[0].value, expr.func.value
     else:
         return False
     if field not in NAME_FIELDS:
         return False
-    base = _base(expr)
     if isinstance(base, ast.Call) and dotted(base.func) == "type":
         return False
     return not (isinstance(base, ast.Attribute) and base.attr == "__class__")
@@ -59,16 +65,19 @@ def reads_tool_name(expr: ast.expr) -> bool:
 
 @lru_cache(maxsize=1)
 def may_choose(tree: Tree) -> bool:
-    """Whether the module reads a tool name anywhere (``x.name``, ``x["name"]``, a ``name``
-    parameter): without one, no lookup in it can be model-chosen (a cheap test first)."""
+    """Whether the module reads a tool name anywhere (``x.name``, ``x["name"]``,
+    ``x.get("name")``, a ``name`` parameter): without one, no lookup in it can be model-chosen
+    (a cheap test first)."""
     if any(a.attr in NAME_FIELDS for a in tree.nodes(ast.Attribute)):
         return True
     if any(a.arg in NAME_FIELDS for a in tree.nodes(ast.arg)):
         return True
-    return any(
+    if any(
         isinstance(s.slice, ast.Constant) and s.slice.value in NAME_FIELDS
         for s in tree.nodes(ast.Subscript)
-    )
+    ):
+        return True
+    return any(reads_tool_name(c) for c in tree.nodes(ast.Call) if c.args)
 
 
 #: string methods that keep a name the model chose (a normalised spelling of it)

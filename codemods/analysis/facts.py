@@ -16,12 +16,14 @@ from .chosen import may_choose
 from .dispatch import find_dispatch
 from .flow import (
     MODEL_NAME,
+    MODEL_REPLY,
     Reply,
     follow_names,
     output_runs,
     reply_branches,
     reply_evaluated,
     reply_matched,
+    reply_passed,
     reply_selected,
     seeds_from_env,
 )
@@ -241,15 +243,22 @@ def _from_reply(
     guards: Guards,
     asked: tuple[CallIndex, list[ModelCall]],
     known: set[int],
+    context: tuple[Env, Summary],
 ) -> tuple[set[str], list[Dispatch]]:
     """What the model returned, followed once (``asked``: the module's model calls and the
-    helper calls that reach one): the tools run on it and the dispatches it selects, with
-    what those run."""
+    helper calls that reach one; also the parameters other modules hand it to): the tools run
+    on it and the dispatches it selects, with what those run; recorded in the summary, the
+    calls that hand it to other modules."""
+    env, summary = context
     calls, helpers = asked
     sources = [c.node for c in (*calls.model, *helpers) if isinstance(c.node, ast.Call)]
-    if not sources:
+    seeds = _reply_seeds(tree, values, env)
+    if not (sources or seeds):
         return set(), []
-    reply = Reply(tree, sources)
+    reply = Reply(tree, sources, seeds)
+    passed = reply_passed(reply, lambda c: call_ref(c, values), values.imports.resolve)
+    if passed:
+        summary["arguments"] = sorted({*summary["arguments"], *passed})
     picked = _reply_dispatches(reply, values, guards, helpers, known)
     runs = _runs_model_output(reply, values, guards)
     for call, refs in structured_runs(reply, values.module):
@@ -264,6 +273,15 @@ def _from_reply(
         elif not guarded:
             runs |= {f"output:{r.partition(':')[2]}" for r in refs}
     return runs | {r for d in picked if not d.guarded for r in d.runs}, picked
+
+
+def _reply_seeds(tree: Tree, values: Values, env: Env) -> set[tuple[ast.AST, str]]:
+    """The parameters callers in other modules hand what a model returned."""
+    if not any(kind == MODEL_REPLY for _, _, kind in env.kinds):
+        return set()
+    defs = tree.nodes(*FUNCTION_NODES)
+    qualify = {id(d): _qualified(tree, d, values) for d in defs}
+    return seeds_from_env(tree, env.kind_map(), qualify, MODEL_REPLY)
 
 
 def _runs_model_output(reply: Reply, values: Values, guards: Guards) -> set[str]:
@@ -418,7 +436,7 @@ def analyze(
     looked_up = _looked_up(guards, known)
     runs = {r for d in looked_up if not d.guarded for r in d.runs}
     known |= {id(d.node) for d in looked_up}
-    output, picked = _from_reply(tree, values, guards, (calls, helpers), known)
+    output, picked = _from_reply(tree, values, guards, (calls, helpers), known, (env, summary))
     runs |= output
     looked_up += picked
     # a lookup inside an MCP ``call_tool`` handler is reported as the handler

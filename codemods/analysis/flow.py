@@ -14,6 +14,7 @@ call's argument positions are recorded in the summary as kind :data:`MODEL_NAME`
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from .catalog import LOGGER_NAMES
@@ -24,18 +25,22 @@ from .values import Values
 
 __all__ = [
     "MODEL_NAME",
+    "MODEL_REPLY",
     "Reply",
     "follow_names",
     "output_runs",
     "reply_branches",
     "reply_evaluated",
     "reply_matched",
+    "reply_passed",
     "reply_selected",
     "seeds_from_env",
 ]
 
 #: the kind of a parameter that receives a model-chosen tool name from a caller
 MODEL_NAME = "model:name"
+#: the kind of a parameter that receives what a model returned (or part of it) from a caller
+MODEL_REPLY = "model:reply"
 #: methods through which a project object runs what it is given
 RUN_METHODS = frozenset(TOOL_METHODS)
 #: a value that holds a chosen name itself (not in one of its positions)
@@ -50,6 +55,9 @@ _OBSERVING = frozenset(
     {"json", "logging", "re", "pprint", "textwrap", "string", "typing", "guardkit"}
 )
 _ROUNDS = 4
+#: methods that cut a string into parts (``name.split(".")``), and the positions they fill
+_SPLITS = frozenset({"split", "rsplit", "partition", "rpartition"})
+_PARTS = frozenset({0, 1, 2})
 #: methods that keep, show or log a value: a branch calling one runs nothing the model chose
 _KEEPING = frozenset(
     {"append", "extend", "add", "update", "insert", "setdefault", "put", "put_nowait"}
@@ -92,6 +100,12 @@ class _Flow:
             return found
         if isinstance(expr, ast.Await):
             return self.positions(expr.value)
+        if isinstance(expr, ast.IfExp):  # ``n.split(".") if "." in n else (n, "run")``
+            return self.positions(expr.body) | self.positions(expr.orelse)
+        func = expr.func if isinstance(expr, ast.Call) else None
+        if isinstance(func, ast.Attribute) and func.attr in _SPLITS:
+            # ``toolkit, api = name.split(".")``: each part is the choice, spelled in
+            return set(_PARTS) if _WHOLE in self.positions(func.value) else set()
         return set()
 
     def bind(self, target: ast.expr, held: set[int]) -> bool:
@@ -194,15 +208,16 @@ def follow_names(
 
 
 def seeds_from_env(
-    tree: Tree, kinds: dict[str, dict[str, str]], qualify: dict[int, str]
+    tree: Tree, kinds: dict[str, dict[str, str]], qualify: dict[int, str], of: str = MODEL_NAME
 ) -> set[Pair]:
-    """Parameters that callers elsewhere pass a chosen name (``kinds`` from the project)."""
+    """Parameters that callers elsewhere pass a value of kind ``of``, a chosen name or a reply
+    (``kinds`` from the project)."""
     found: set[Pair] = set()
     for func in tree.nodes(*FUNCTION_NODES):
         owner = qualify.get(id(func))
         params = kinds.get(owner or "")
         if params:
-            found |= {(func, name) for name, kind in params.items() if kind == MODEL_NAME}
+            found |= {(func, name) for name, kind in params.items() if kind == of}
     return found
 
 
@@ -211,12 +226,14 @@ class Reply:
     assignments, ``for`` and ``with`` targets, parsers, containers and the parameters of the
     module's functions; built once per module and read by every question below."""
 
-    def __init__(self, tree: Tree, sources: list[ast.Call]) -> None:
+    def __init__(self, tree: Tree, sources: list[ast.Call], seeds: Iterable[Pair] = ()) -> None:
         self.tree = tree
         self.sources = sources
         self.ids = {id(c) for c in sources}
         self.scopes = {tree.function_of(c) for c in sources}
-        self.held: set[Pair] = set()
+        #: parameters callers in other modules hand a reply (what it holds is the app's own)
+        self.seeds = frozenset(seeds)
+        self.held: set[Pair] = set(self.seeds)
         self._run()
 
     def derived(self, expr: ast.expr) -> bool:
@@ -290,6 +307,81 @@ class Reply:
                         changed |= self.bind(target)
             if not changed:
                 break
+
+
+def reply_passed(
+    reply: Reply,
+    ref_of: Callable[[ast.Call], str | None],
+    qualify: Callable[[str | None], str | None],
+) -> set[tuple[str, int, str]]:
+    """``(ref, index, MODEL_REPLY)`` for each positional argument holding what the model
+    returned in a call of another module's function or of a method of a project object
+    (``self.executor(step)``: where it may select a tool by the name the reply holds)."""
+    passed: set[tuple[str, int, str]] = set()
+    for call in reply.tree.nodes(ast.Call):
+        held = [
+            i
+            for i, a in enumerate(call.args)
+            if not isinstance(a, ast.Starred) and reply.derived(a)
+        ]
+        if not held or id(call) in reply.ids:
+            continue
+        ref = ref_of(call)
+        if not ref or ref.startswith("self:"):
+            ref = _built_ref(call, reply.tree, qualify) or ref
+        if not ref or (":" in ref and not ref.startswith("type:")):
+            continue
+        if ref.rpartition(":")[2].partition(".")[0] not in sys.stdlib_module_names:
+            passed |= {(ref, index, MODEL_REPLY) for index in held}
+    return passed
+
+
+def _built_ref(
+    call: ast.Call, tree: Tree, qualify: Callable[[str | None], str | None]
+) -> str | None:
+    """``self.executor(step)``, ``runner.run(step)`` on an instance built from an imported
+    class (``self.executor = Executor(...)``): that class's method, for the project index to
+    find where it is defined (a class of a sibling module of a flat layout is known only
+    once that module is analysed)."""
+    func = call.func
+    held: ast.expr = func
+    method = "__call__"  # ``self.executor(step)``, ``executor(step)``
+    if isinstance(func, ast.Attribute) and not _on_self(func):
+        held, method = func.value, func.attr  # ``self.runner.run(step)``, ``runner.run(step)``
+    if isinstance(held, ast.Attribute):
+        if not _on_self(held):
+            return None
+        owner: ast.AST | None = tree.class_of(call)
+        attr = held.attr
+    elif isinstance(held, ast.Name):
+        owner, attr = tree.function_of(call), held.id
+    else:
+        return None
+    for assign in tree.assignments():
+        if not isinstance(assign.value, ast.Call):
+            continue
+        if not any(_binds(t, owner, attr, tree) for t in assign.targets):
+            continue
+        qualname = qualify(dotted(assign.value.func))
+        if qualname and qualname.rpartition(".")[2][:1].isupper():
+            return f"type:{qualname}.{method}"
+    return None
+
+
+def _on_self(expr: ast.Attribute) -> bool:
+    return isinstance(expr.value, ast.Name) and expr.value.id == "self"
+
+
+def _binds(target: ast.expr, owner: ast.AST | None, attr: str, tree: Tree) -> bool:
+    """``target`` is ``self.<attr>`` in a method of ``owner`` (a class), or the variable
+    ``attr`` of ``owner`` (a function) or of the module."""
+    if isinstance(target, ast.Attribute):
+        return target.attr == attr and _on_self(target) and tree.class_of(target) is owner
+    return (
+        isinstance(target, ast.Name)
+        and target.id == attr
+        and tree.function_of(target) in (owner, tree.module)
+    )
 
 
 def output_runs(reply: Reply, ref_of: Callable[[ast.Call], str | None]) -> set[ast.Call]:
@@ -455,7 +547,7 @@ def reply_branches(
         and not isinstance(tree.parent(c), ast.Expr)  # ``seen.add(item)``: no value made
         and any(reply.derived(a) for a in c.args)
     ]
-    written = Reply(tree, [*helpers, *parsers])
+    written = Reply(tree, [*helpers, *parsers], reply.seeds)
     inner = {id(n.orelse[0]) for n in tree.nodes(ast.If) if len(n.orelse) == 1}
     chains: list[tuple[ast.If | ast.Match, list[list[ast.stmt]]]] = [
         (head, _chain_bodies(head, written)) for head in tree.nodes(ast.If) if id(head) not in inner
