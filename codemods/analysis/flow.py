@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from .catalog import LOGGER_NAMES
-from .chosen import is_tool_input, local_function, overrides, reads_tool_name
+from .chosen import affixes, is_tool_input, local_function, overrides, reads_tool_name
 from .project import TOOL_METHODS
 from .tree import FUNCTION_NODES, Tree, dotted, scope_nodes
 from .values import Values
@@ -47,6 +47,8 @@ RUN_METHODS = frozenset(TOOL_METHODS)
 _WHOLE = -1
 #: the fields that tag a value's shape in a provider's protocol (an event's, a block's)
 _TAGS = frozenset({"type", "object", "event"})
+#: the fields of a response item that hold what the model wrote in it
+_PAYLOADS = frozenset({"action", "arguments", "input", "args", "params", "parameters"})
 #: builtins that read a field or a property of a value: no parse of what the model wrote
 _READERS = frozenset({"getattr", "hasattr", "isinstance", "len", "type", "id", "vars", "dict"})
 #: modules whose functions only parse, format or log what they are given (a branch calling
@@ -241,6 +243,10 @@ class Reply:
             expr = expr.operand if isinstance(expr, ast.UnaryOp) else expr.value
         if isinstance(expr, ast.BinOp):  # ``int(reply) - 1``
             return self.derived(expr.left) or self.derived(expr.right)
+        if isinstance(expr, ast.BoolOp):  # ``item.get("action") or {}``
+            return any(self.derived(v) for v in expr.values)
+        if isinstance(expr, ast.IfExp):
+            return self.derived(expr.body) or self.derived(expr.orelse)
         if isinstance(expr, ast.Name):
             return (self.tree.function_of(expr), expr.id) in self.held
         if isinstance(expr, (ast.Tuple, ast.List, ast.Dict)):  # ``{"x": x, "y": y}``
@@ -258,9 +264,10 @@ class Reply:
         func = expr.func
         if isinstance(func, ast.Attribute) and self.derived(func.value):
             return True  # a method of the reply: ``operation.get("operation").lower()``
-        # a parser or a runner given it: ``json.loads(text)``, ``asyncio.run(next_action())``
+        # a parser or a runner given it: ``json.loads(text)``, ``asyncio.run(next_action())``;
+        # an object built from it: ``FunctionCall(name=calls[0]["tool"], arguments=...)``
         return isinstance(func, (ast.Name, ast.Attribute)) and any(
-            self.derived(a) for a in expr.args
+            self.derived(a) for a in [*expr.args, *(k.value for k in expr.keywords)]
         )
 
     def bind(self, target: ast.expr | Pair) -> bool:
@@ -428,6 +435,8 @@ def _picked_by(expr: ast.expr, reply: Reply) -> bool:
         table, key = expr.args[0], expr.args[1]
     else:
         return False
+    spelled = affixes(key)  # ``getattr(self, f"{kind}_executor")``: the choice, spelled in
+    key = spelled[1] if spelled is not None else key
     # an event's or a block's type picks a handler by the protocol's shape, not a choice
     return reply.derived(key) and not reply.derived(table) and not _type_tag(key, reply.tree)
 
@@ -702,14 +711,48 @@ def _type_tag(expr: ast.expr, tree: Tree, written: bool = False) -> bool:
             and any(isinstance(t, ast.Name) and t.id == expr.id for t in a.targets)
             and not isinstance(a.value, ast.Name)
         )
+    read = _field_read(expr)
+    if read is None:
+        return False
+    base, field, keyed = read
+    return field in _TAGS and not (written and keyed) and not _payload(base, tree)
+
+
+def _field_read(expr: ast.expr) -> tuple[ast.expr, object, bool] | None:
+    """``(x, "f", keyed)`` for ``x.f``, ``getattr(x, "f"[, default])`` (``keyed`` false),
+    ``x["f"]`` or ``x.get("f"[, default])`` (``keyed`` true)."""
     if isinstance(expr, ast.Attribute):
-        return expr.attr in _TAGS
+        return expr.value, expr.attr, False
     if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
-        return not written and expr.slice.value in _TAGS
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "getattr":
-        field = expr.args[1] if len(expr.args) > 1 else None
-        return isinstance(field, ast.Constant) and field.value in _TAGS
-    return False
+        return expr.value, expr.slice.value, True
+    if not isinstance(expr, ast.Call):
+        return None
+    func, args = expr.func, expr.args
+    if isinstance(func, ast.Name) and func.id == "getattr" and 2 <= len(args) <= 3:
+        field = args[1]
+        return (args[0], field.value, False) if isinstance(field, ast.Constant) else None
+    if isinstance(func, ast.Attribute) and func.attr == "get" and 1 <= len(args) <= 2:
+        field = args[0]
+        return (func.value, field.value, True) if isinstance(field, ast.Constant) else None
+    return None
+
+
+def _payload(expr: ast.expr, tree: Tree, depth: int = 0) -> bool:
+    """``expr`` is what the model wrote inside a response item, its ``action`` or its
+    ``arguments`` (``item.action``, ``action = item.get("action") or {}``): a type there is
+    the model's choice (a computer-use action's ``click``), not the protocol's tag."""
+    if isinstance(expr, ast.BoolOp):
+        return any(_payload(v, tree, depth) for v in expr.values)
+    if isinstance(expr, ast.Name) and depth < 3:
+        scope = tree.function_of(expr)
+        return any(
+            _payload(a.value, tree, depth + 1)
+            for a in tree.assignments()
+            if tree.function_of(a) is scope
+            and any(isinstance(t, ast.Name) and t.id == expr.id for t in a.targets)
+        )
+    read = _field_read(expr)
+    return read is not None and read[1] in _PAYLOADS
 
 
 def _handed(
