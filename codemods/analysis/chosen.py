@@ -34,6 +34,7 @@ NAME_FIELDS = frozenset({"name", "tool_name", "function_name", "fn_name", "tool"
 #: fields and variables that hold the arguments the model wrote for a tool call
 INPUT_FIELDS = frozenset(
     {"args", "arguments", "kwargs", "tool_args", "tool_input", "input", "inputs", "params"}
+    | {"parameters"}  # Llama's JSON tool calls: ``{"name": ..., "parameters": {...}}``
 )
 
 

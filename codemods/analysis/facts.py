@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from .calls import CallIndex, ModelCall, classify_calls
 from .catalog import DEFAULT_CATALOG, SOURCE_READERS, Catalog
-from .chosen import may_choose
+from .chosen import may_choose, takes_tool_input
 from .dispatch import find_dispatch
 from .flow import (
     MODEL_NAME,
@@ -31,7 +31,7 @@ from .guards import Guards
 from .handed import hand_over
 from .handlers import handler_tools
 from .imports import ImportMap
-from .lookups import dynamic_dispatch, lookup_runs, remote_dispatch
+from .lookups import chosen_lookup, dynamic_dispatch, lookup_runs, remote_dispatch
 from .loops import infinite_names, is_bounded
 from .project import Env, ProjectIndex
 from .recursion import unbounded_recursions
@@ -298,6 +298,7 @@ def _reply_dispatches(
     """Calls of a table item the model's reply selected (``tools[int(reply) - 1](prompt)``),
     and ``if``/``elif`` chains on what the model wrote whose branches run code handed parts of
     it (``if op == "click": screen.click(op_x, op_y)``)."""
+    named = guards.chosen | guards.named
     found = [
         Dispatch(
             node=call,
@@ -308,6 +309,11 @@ def _reply_dispatches(
         )
         for call, lookup in reply_selected(reply)
         if id(call) not in known
+        # by a tool call's name, the call runs the tool only if handed its input
+        and (
+            not chosen_lookup(lookup, reply.tree, named)
+            or takes_tool_input(call, reply.tree, named | guards.inputs)
+        )
     ]
     found += [
         Dispatch(

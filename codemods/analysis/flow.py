@@ -47,6 +47,8 @@ RUN_METHODS = frozenset(TOOL_METHODS)
 _WHOLE = -1
 #: the fields that tag a value's shape in a provider's protocol (an event's, a block's)
 _TAGS = frozenset({"type", "object", "event"})
+#: the attributes of a provider's tool call that hold its input
+_CALL_INPUTS = frozenset({"arguments", "input"})
 #: the fields of a response item that hold what the model wrote in it
 _PAYLOADS = frozenset({"action", "arguments", "input", "args", "params", "parameters"})
 #: builtins that read a field or a property of a value: no parse of what the model wrote
@@ -323,13 +325,15 @@ def reply_passed(
 ) -> set[tuple[str, int, str]]:
     """``(ref, index, MODEL_REPLY)`` for each positional argument holding what the model
     returned in a call of another module's function or of a method of a project object
-    (``self.executor(step)``: where it may select a tool by the name the reply holds)."""
+    (``self.executor(step)``: where it may select a tool by the name the reply holds). A tool
+    call's input (``json.loads(call.function.arguments)``) goes with its name, which the
+    name's path follows."""
     passed: set[tuple[str, int, str]] = set()
     for call in reply.tree.nodes(ast.Call):
         held = [
             i
             for i, a in enumerate(call.args)
-            if not isinstance(a, ast.Starred) and reply.derived(a)
+            if not isinstance(a, ast.Starred) and reply.derived(a) and not _call_input(a)
         ]
         if not held or id(call) in reply.ids:
             continue
@@ -398,7 +402,9 @@ def output_runs(reply: Reply, ref_of: Callable[[ast.Call], str | None]) -> set[a
     ``for`` targets, fields and items, and plain functions given it (a parser:
     ``extract_action(text)``); only ``type:`` refs are kept (a method of a project class):
     that method runs what the model wrote, a tool. A call also given the name of the tool the
-    model chose (``collection.run(name=block.name, ...)``) selects a tool, it is none."""
+    model chose (``collection.run(name=block.name, ...)``) selects a tool, it is none; one
+    given a tool call's input (``registry.execute("click", json.loads(call.function.arguments))``)
+    runs what the tool-call path judges."""
     tree = reply.tree
     turns = {id(ctx.loop) for c in reply.sources for ctx in tree.loops_of(c)}
     found: set[ast.Call] = set()
@@ -411,13 +417,19 @@ def output_runs(reply: Reply, ref_of: Callable[[ast.Call], str | None]) -> set[a
         if not any(id(ctx.loop) in turns for ctx in tree.loops_of(call)):
             continue
         arguments = [*call.args, *(k.value for k in call.keywords)]
-        if any(reads_tool_name(a) for a in arguments):
+        if any(reads_tool_name(a) or _call_input(a) for a in arguments):
             continue
         if any(reply.derived(a) for a in arguments):
             ref = ref_of(call)
             if ref and ref.startswith("type:"):
                 found.add(call)
     return found
+
+
+def _call_input(expr: ast.expr) -> bool:
+    """``expr`` reads a tool call's input off the provider's object (``call.function.arguments``,
+    ``block.input``), not a key of what the model wrote as text."""
+    return any(isinstance(n, ast.Attribute) and n.attr in _CALL_INPUTS for n in ast.walk(expr))
 
 
 def _picked_by(expr: ast.expr, reply: Reply) -> bool:

@@ -29,7 +29,7 @@ from .tools import Dispatch
 from .tree import Tree, dotted, scope_nodes
 from .values import CLASS
 
-__all__ = ["dynamic_dispatch", "lookup_runs", "remote_dispatch", "table_ref"]
+__all__ = ["chosen_lookup", "dynamic_dispatch", "lookup_runs", "remote_dispatch", "table_ref"]
 
 Chosen = Collection[tuple[ast.AST, str]]
 _RUNNERS = frozenset({*TOOL_METHODS, "ainvoke"})
@@ -37,7 +37,7 @@ _BUILTINS = frozenset(dir(builtins)) - {"getattr"}
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-def _chosen_lookup(expr: ast.expr, tree: Tree, chosen: Chosen, strict: bool = False) -> bool:
+def chosen_lookup(expr: ast.expr, tree: Tree, chosen: Chosen, strict: bool = False) -> bool:
     """``T[name]``, ``T.get(name[, default])``, ``getattr(x, name)``, ``get_tool(name)``,
     ``find(module, name)`` with a model-chosen name (a call that takes the name first and more
     after it builds something from it, it does not look it up); ``strict``: only subscripts
@@ -164,7 +164,7 @@ def _lookup_of(
     aliases: dict[tuple[ast.AST, str], ast.expr],
     strict: bool = False,
 ) -> ast.expr | None:
-    if _chosen_lookup(expr, tree, chosen, strict):
+    if chosen_lookup(expr, tree, chosen, strict):
         return expr
     if isinstance(expr, ast.IfExp):  # ``getattr(self, name) if name in tools else None``
         return next(
@@ -176,7 +176,7 @@ def _lookup_of(
             None,
         )
     base = _base(expr)
-    if base is not expr and _chosen_lookup(base, tree, chosen, strict):
+    if base is not expr and chosen_lookup(base, tree, chosen, strict):
         return base
     if isinstance(base, ast.Name):
         return aliases.get((tree.function_of(base), base.id))
@@ -254,7 +254,7 @@ def _names_element(test: ast.expr, element: str, tree: Tree, chosen: Chosen) -> 
 def _handed_lookup(call: ast.Call, tree: Tree, chosen: Chosen) -> ast.expr | None:
     """``execute(tools[name], call["args"])``: an executor given the looked-up tool."""
     for arg in call.args:
-        if _chosen_lookup(arg, tree, chosen) and isinstance(arg, ast.Subscript):
+        if chosen_lookup(arg, tree, chosen) and isinstance(arg, ast.Subscript):
             return arg
     return None
 
@@ -448,8 +448,9 @@ def affixed_methods(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
 
 def instance_methods(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
     """``getattr(toolbox, name)`` with ``toolbox`` an instance of a project class (not the
-    dispatcher's own ``self``): any public method of that class, a ``public:`` ref the project
-    index expands."""
+    dispatcher's own ``self``), the class itself, or a module of the project: any public
+    method of that class (function of that module), a ``public:`` ref the project index
+    expands."""
     lookup = lookup.value if isinstance(lookup, ast.Await) else lookup
     if not (isinstance(lookup, ast.Call) and dotted(lookup.func) == "getattr"):
         return ()
@@ -457,6 +458,12 @@ def instance_methods(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
     if dotted(owner) in {"self", "cls"}:
         return ()
     kind = guards.values.kind(owner, lookup)
+    if kind is None and isinstance(owner, ast.Name):
+        # ``getattr(Tools, name)``: a project class itself, its static and class methods
+        kind = guards.values.qualname_kind(guards.values.qualify(owner.id))
+        if kind is None and owner.id in guards.imports.relative:
+            # ``from . import actions``, ``getattr(actions, name)``: the module's functions
+            kind = f"{CLASS}{guards.imports.resolve(owner.id)}"
     return (f"public:{kind[len(CLASS) :]}",) if kind and kind.startswith(CLASS) else ()
 
 

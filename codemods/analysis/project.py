@@ -21,7 +21,7 @@ import subprocess
 import threading
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .catalog import TOOL_BASES
@@ -289,10 +289,7 @@ class ProjectIndex:
                 yield from self._expand(item, seen)
             return
         if name.startswith("public:"):  # ``getattr(toolbox, name)``: any public method
-            cls = self.canonical(name[len("public:") :])
-            for method in sorted(self.method_names(cls)):
-                if not method.startswith("_"):
-                    yield from self._run_targets(f"type:{cls}.{method}")
+            yield from self._public(self.canonical(name[len("public:") :]))
             return
         if name.startswith("name:"):  # a method run on an element of unknown kind
             for target in self.by_name(name[len("name:") :], tool=True):
@@ -310,6 +307,19 @@ class ProjectIndex:
                 yield from self._expand(item, seen)
         else:
             yield target
+
+    def _public(self, owner: str) -> Iterator[str]:
+        """What ``getattr(owner, name)`` can run: the public methods of a class, or the public
+        functions of a module (not its classes' methods)."""
+        for method in sorted(self.method_names(owner)):
+            if not method.startswith("_"):
+                yield from self._run_targets(f"type:{owner}.{method}")
+        if owner in self.modules:
+            prefix = f"{owner}."
+            for q in sorted(self.modules[owner]["functions"]):
+                local = q[len(prefix) :] if q.startswith(prefix) else "."
+                if "." not in local and not local.startswith("_"):
+                    yield q
 
     def _passed(self, ref: str) -> set[str]:
         """``arg:<parameter>:<class>``: the names callers pass the class (or a subclass) there,

@@ -344,3 +344,76 @@ def test_a_helper_that_loads_the_tool_the_name_picks_is_a_lookup_whatever_its_po
         )
     )
     assert {r for r, _ in _found(found)} == set()
+
+
+NAMESPACE_TOOLS = """\
+import os
+import subprocess
+
+
+def run_shell(command: str) -> str:
+    return subprocess.run(command, shell=True, capture_output=True, text=True).stdout
+
+
+def remove(path: str) -> str:
+    os.remove(path)
+    return "ok"
+
+
+def _quote(text: str) -> str:
+    return repr(text)
+
+
+class Kit:
+    @staticmethod
+    def copy(source: str, target: str) -> str:
+        return subprocess.run(["cp", source, target], capture_output=True, text=True).stdout
+
+    @staticmethod
+    def _check(path: str) -> bool:
+        return os.path.exists(path)
+"""
+
+NAMESPACE_AGENT = """\
+import json
+
+from openai import OpenAI
+
+from . import actions
+from .actions import Kit
+
+client = OpenAI()
+
+
+def turn(messages: list) -> None:
+    for _ in range(5):
+        reply = client.chat.completions.create(model="m", messages=messages, tools=[])
+        for call in reply.choices[0].message.tool_calls or []:
+            found = getattr({owner}, call.function.name)
+            result = found(**json.loads(call.function.arguments))
+            messages.append({{"role": "tool", "content": str(result)}})
+"""
+
+
+@pytest.mark.parametrize(
+    ("owner", "tools"),
+    [
+        ("actions", {("app/actions.py", 5), ("app/actions.py", 9)}),
+        ("Kit", {("app/actions.py", 20)}),
+    ],
+)
+def test_a_project_module_or_class_looked_up_by_the_chosen_name_runs_its_public_functions(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    found: Found,
+    owner: str,
+    tools: set[tuple[str, int]],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("")
+    (tmp_path / "app" / "actions.py").write_text(NAMESPACE_TOOLS)
+    (tmp_path / "app" / "agent.py").write_text(NAMESPACE_AGENT.format(owner=owner))
+    got = found()
+    assert {(path, line) for path, line, rule, _ in got if rule == "GK201"} == tools
+    assert {(path, line) for path, line, rule, _ in got if rule == "GK202"} == {("app/agent.py", 16)}
