@@ -91,6 +91,10 @@ CLIENTS: dict[str, str] = {
     "langchain_core.language_models.chat_models.BaseChatModel": "langchain",
     "langchain_core.language_models.BaseLanguageModel": "langchain",
     "langchain_core.language_models.base.BaseLanguageModel": "langchain",
+    # the base classes LlamaIndex models are annotated with (``llm: BaseLLM``)
+    "llama_index.core.llms.LLM": "llama_index",
+    "llama_index.core.base.llms.base.BaseLLM": "llama_index",
+    "llama_index.core.multi_modal_llms.MultiModalLLM": "llama_index",
     "langgraph.prebuilt.create_react_agent": "agent_run",
     "langchain.agents.create_agent": "agent_run",
     "langchain.agents.AgentExecutor": "agent_run",

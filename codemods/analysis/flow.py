@@ -47,6 +47,8 @@ RUN_METHODS = frozenset(TOOL_METHODS)
 _WHOLE = -1
 #: the fields that tag a value's shape in a provider's protocol (an event's, a block's)
 _TAGS = frozenset({"type", "object", "event"})
+#: a message's ``role``: the chat protocol's, however the app passes the message on
+_ROLE = "role"
 #: the attributes of a provider's tool call that hold its input
 _CALL_INPUTS = frozenset({"arguments", "input"})
 #: the fields of a response item that hold what the model wrote in it
@@ -153,6 +155,7 @@ class _Flow:
                 held = self.positions(assign.value)
                 for target in assign.targets:
                     changed |= self.bind(target, held)
+                changed |= self._carry_input(assign)
             for target, iterable in loops:
                 # each element of what the loop runs over holds the positions the whole does
                 changed |= self.bind(target, self.positions(iterable))
@@ -177,6 +180,19 @@ class _Flow:
                 changed |= (func, param) not in self.inputs
                 self.inputs.add((func, param))
         return changed
+
+    def _carry_input(self, assign: ast.Assign) -> bool:
+        """A value made from the tool call's input (``parsed = self.clean_args(tool_args)``,
+        ``params = {**tool_args, "user": uid}``) is that input still."""
+        tree = self.tree
+        if isinstance(assign.value, ast.Constant) or not is_tool_input(
+            assign.value, tree, self.inputs
+        ):
+            return False
+        targets = [t for t in assign.targets if isinstance(t, ast.Name)]
+        new = {(tree.function_of(t), t.id) for t in targets} - self.inputs
+        self.inputs |= new
+        return bool(new)
 
     def _param(self, func: ast.AST, name: str) -> bool:
         known = self.held.setdefault((func, name), set())
@@ -727,6 +743,8 @@ def _type_tag(expr: ast.expr, tree: Tree, written: bool = False) -> bool:
     if read is None:
         return False
     base, field, keyed = read
+    if field == _ROLE:
+        return True
     return field in _TAGS and not (written and keyed) and not _payload(base, tree)
 
 

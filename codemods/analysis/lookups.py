@@ -35,6 +35,7 @@ Chosen = Collection[tuple[ast.AST, str]]
 _RUNNERS = frozenset({*TOOL_METHODS, "ainvoke"})
 _BUILTINS = frozenset(dir(builtins)) - {"getattr"}
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_PARTIALS = frozenset({"partial", "functools.partial"})
 
 
 def chosen_lookup(expr: ast.expr, tree: Tree, chosen: Chosen, strict: bool = False) -> bool:
@@ -335,6 +336,48 @@ def _attribute_table(table: ast.expr | None, at: ast.AST, guards: Guards) -> tup
     return tuple(found)
 
 
+def local_tables(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
+    """``handlers[name]`` with ``handlers = {"plan": self._plan, "note": lambda **kw:
+    write_note(self, **kw)}`` a literal of the function that looks it up: its entries (bound
+    methods, functions, what a lambda or a ``partial`` calls)."""
+    table = _table_of(lookup)
+    tree = guards.tree
+    if not isinstance(table, ast.Name):
+        return ()
+    scope = tree.function_of(lookup)
+    if scope is tree.module:
+        return ()
+    cls = tree.class_of(lookup)
+    owner = qualified(guards.values.module, cls.name) if cls is not None else None
+    found: list[str] = []
+    for assign in tree.assignments():
+        if not (isinstance(assign.value, ast.Dict) and tree.function_of(assign) is scope):
+            continue
+        if not any(isinstance(t, ast.Name) and t.id == table.id for t in assign.targets):
+            continue
+        for entry in assign.value.values:
+            found += _entry_refs(_called_by(entry), owner, guards)
+    return tuple(found)
+
+
+def _called_by(entry: ast.expr) -> ast.expr:
+    """What a table entry runs: itself, the callee of a lambda's body, a partial's function."""
+    if isinstance(entry, ast.Lambda) and isinstance(entry.body, ast.Call):
+        return entry.body.func
+    if isinstance(entry, ast.Call) and dotted(entry.func) in _PARTIALS and entry.args:
+        return entry.args[0]
+    return entry
+
+
+def _entry_refs(entry: ast.expr, owner: str | None, guards: Guards) -> list[str]:
+    if isinstance(entry, ast.Attribute) and dotted(entry.value) == "self" and owner:
+        return [f"self:{owner}.{entry.attr}"]  # a bound method of the class
+    if isinstance(entry, ast.Name):
+        name = guards.values.qualify(entry.id)
+        return [name] if name else []  # a function, here or imported
+    return []
+
+
 def getter_tables(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
     """``self.get_capability(name)``, ``find_tool(name)``: a function of the module that
     returns an entry of a table by its parameter (``return self._capabilities.get(name)``) or
@@ -571,6 +614,7 @@ def lookup_runs(call: ast.Call, lookup: ast.expr, guards: Guards) -> tuple[str, 
         + affixed_methods(lookup, guards)
         + instance_methods(lookup, guards)
         + getter_tables(lookup, guards)
+        + local_tables(lookup, guards)
     )
 
 

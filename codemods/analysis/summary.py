@@ -134,8 +134,30 @@ def _qualname(tree: Tree, func: Def, module: str) -> str:
 
 
 def call_ref(call: ast.Call, values: Values) -> str | None:
-    """The ref of the function a call runs (see the module docstring), when it can be named."""
+    """The ref of the function a call runs (see the module docstring), when it can be named;
+    a call that runs the function it is handed on a thread (``asyncio.to_thread(self.ask,
+    ...)``, ``loop.run_in_executor(None, self.ask, ...)``) runs that function."""
     func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in _HANDED_METHODS:
+        position: int | None = _HANDED_RUNNERS[func.attr]
+    else:
+        position = _HANDED_RUNNERS.get(values.qualify(dotted(func)) or "")
+    if position is not None and len(call.args) > position:
+        func = call.args[position]
+    return _callable_ref(func, call, values)
+
+
+#: functions that run the callable handed at a position (on a thread, in an executor)
+_HANDED_RUNNERS = {
+    "asyncio.to_thread": 0,
+    "anyio.to_thread.run_sync": 0,
+    "starlette.concurrency.run_in_threadpool": 0,
+    "run_in_executor": 1,
+}
+_HANDED_METHODS = frozenset({"run_in_executor"})
+
+
+def _callable_ref(func: ast.expr, call: ast.Call, values: Values) -> str | None:
     if isinstance(func, (ast.Name, ast.Attribute)):
         # a name only by what it was bound to (the cheap test: most calls are of plain names)
         held = (

@@ -59,6 +59,13 @@ LOOPS = {
         'llm.complete("hi")',
         "llm.complete",
     ),
+    "llama_index_base": (
+        "from llama_index.core.base.llms.base import BaseLLM\n"
+        "from app.models import load\n"
+        "llm: BaseLLM = load()\n",
+        'llm.complete("hi")',
+        "llm.complete",
+    ),
     "instructor": (
         "import instructor\nfrom openai import OpenAI\nclient = instructor.from_openai(OpenAI())\n",
         'client.chat.completions.create(model="m", messages=[], response_model=str)',
