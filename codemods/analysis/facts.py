@@ -241,16 +241,17 @@ def _from_reply(
     guards: Guards,
     asked: tuple[CallIndex, list[ModelCall]],
     known: set[int],
+    builders: frozenset[str],
 ) -> tuple[set[str], list[Dispatch]]:
     """What the model returned, followed once (``asked``: the module's model calls and the
     helper calls that reach one): the tools run on it and the dispatches it selects, with
-    what those run."""
+    what those run (``builders``: refs that only build a value, no tools)."""
     calls, helpers = asked
     sources = [c.node for c in (*calls.model, *helpers) if isinstance(c.node, ast.Call)]
     if not sources:
         return set(), []
     reply = Reply(tree, sources)
-    picked = _reply_dispatches(reply, values, guards, helpers, known)
+    picked = _reply_dispatches(reply, values, guards, (helpers, builders), known)
     runs = _runs_model_output(reply, values, guards)
     for call, refs in structured_runs(reply, values.module):
         if id(call) in known or id(call) in {id(d.node) for d in picked}:
@@ -275,11 +276,17 @@ def _runs_model_output(reply: Reply, values: Values, guards: Guards) -> set[str]
 
 
 def _reply_dispatches(
-    reply: Reply, values: Values, guards: Guards, helpers: list[ModelCall], known: set[int]
+    reply: Reply,
+    values: Values,
+    guards: Guards,
+    project: tuple[list[ModelCall], frozenset[str]],
+    known: set[int],
 ) -> list[Dispatch]:
     """Calls of a table item the model's reply selected (``tools[int(reply) - 1](prompt)``),
     and ``if``/``elif`` chains on what the model wrote whose branches run code handed parts of
-    it (``if op == "click": screen.click(op_x, op_y)``)."""
+    it (``if op == "click": screen.click(op_x, op_y)``); ``project``: the helper calls that
+    reach a model and the refs that only build a value."""
+    helpers, builders = project
     found = [
         Dispatch(
             node=call,
@@ -316,7 +323,7 @@ def _reply_dispatches(
     ]
     known = known | {id(d.node) for d in found}
     helped = [c.node for c in helpers if isinstance(c.node, ast.Call)]
-    for head, handed in reply_branches(reply, helped, lambda c: call_ref(c, values)):
+    for head, handed in reply_branches(reply, helped, lambda c: call_ref(c, values), builders):
         if id(head) in known or any(id(c) in known for c in handed):
             continue
         refs = (call_ref(c, values) for c in handed)
@@ -418,7 +425,7 @@ def analyze(
     looked_up = _looked_up(guards, known)
     runs = {r for d in looked_up if not d.guarded for r in d.runs}
     known |= {id(d.node) for d in looked_up}
-    output, picked = _from_reply(tree, values, guards, (calls, helpers), known)
+    output, picked = _from_reply(tree, values, guards, (calls, helpers), known, env.builders)
     runs |= output
     looked_up += picked
     # a lookup inside an MCP ``call_tool`` handler is reported as the handler

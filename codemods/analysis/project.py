@@ -73,6 +73,8 @@ class Env:
     turns: frozenset[str] = field(default_factory=frozenset)
     #: the module's own retried provider helpers that are called somewhere (gated there)
     called: frozenset[str] = field(default_factory=frozenset)
+    #: refs called in the module that only build a value from what they are given
+    builders: frozenset[str] = field(default_factory=frozenset)
     #: ``(owner, name, kind)``: kinds of the parameters of the module's functions (from the
     #: arguments their callers pass) and of the attributes of classes it uses
     kinds: frozenset[tuple[str, str, str]] = field(default_factory=frozenset)
@@ -644,6 +646,11 @@ class ProjectIndex:
                 found.add((head, last, kind))
         return found
 
+    def _builds(self, ref: str) -> bool:
+        """Whether every function ``ref`` may run only builds a value (a formatter)."""
+        targets = self.targets(ref)
+        return bool(targets) and all(self.functions[t]["builds"] for t in targets)
+
     def module_of(self, qualname: str) -> str:
         """The module that defines a function, method or class."""
         head = qualname.rpartition(".")[0]
@@ -657,6 +664,7 @@ class ProjectIndex:
         refs = {ref for f in summary["functions"].values() for ref in f["calls"]}
         model = {r for r in refs if self.reaches(r, self.model)}
         limit = {r for r in refs if self.reaches(r, self.limit)}
+        builders = {r for r in refs if self._builds(r)}
         own = {t for t in self.tools if self.module_of(t) == module}
         own |= self._entries().get(module, set())
         gated = frozenset(t for t in self.gated if self.module_of(t) == module)
@@ -667,6 +675,7 @@ class ProjectIndex:
         return Env(
             model=frozenset(model),
             limit=frozenset(limit),
+            builders=frozenset(builders),
             tools=frozenset(own),
             gated=gated,
             turns=turns,
