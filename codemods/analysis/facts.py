@@ -418,7 +418,7 @@ def analyze(
     guards.tool_params.update(_tool_parameters(tools))
     agentic = _agentic(tree, bool(calls.model))
     _follow_chosen(tree, values, guards, env, summary, agentic)
-    more_tools, branched, raising = find_dispatch(guards, agentic)
+    more_tools, branched, raising = find_dispatch(guards, agentic, env.builders)
     # a dispatch inside an MCP ``call_tool`` handler is reported as the handler
     more_dispatches = [d for d in branched if not _inside(tree, d.node, handler_defs)]
     known = {id(d.node) for d in (*dispatches, *branched)} | {id(c) for c in raising}

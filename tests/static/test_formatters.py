@@ -2,7 +2,8 @@
 function whose body makes a dict, a formatted string or a parse of its parameters and returns
 it formats the reply, it runs nothing. A chain on the model's action kind whose branches only
 translate the action into another provider's items is no dispatch; one whose branches click
-and type is."""
+and type is. In a branch on the chosen tool's name that does the work itself (``rg`` run on
+an escaped pattern), the escaping helper is no tool: the branch is, its chain the dispatch."""
 
 from __future__ import annotations
 
@@ -113,3 +114,52 @@ def test_builders_of_the_same_module_are_no_tools_either() -> None:
     code = ITEMS + "\n\n" + CHAIN.replace(imported, "")
     findings = scan_source(code, "agent.py").findings
     assert {f.rule for f in findings} == {"GK102"}
+
+
+INLINE = """\
+import json
+import subprocess
+
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+def quoted(text):
+    return json.dumps(text.strip())
+
+
+def forecast(city):
+    return json.dumps({"city": city, "sky": "clear"})
+
+
+def handle(block):
+    name = block.name
+    args = block.input
+    if name == "grep":
+        needle = quoted(args["pattern"])
+        return subprocess.run(["grep", "-r", needle, "."], capture_output=True).stdout
+    elif name == "forecast":
+        return forecast(args["city"])
+    return "unknown tool"
+
+
+def loop(messages):
+    for _ in range(8):
+        reply = client.messages.create(model="m", max_tokens=512, messages=messages, tools=[])
+        for block in reply.content:
+            if block.type == "tool_use":
+                messages.append({"role": "user", "content": handle(block)})
+"""
+
+
+def test_a_builder_in_a_branch_that_does_the_work_is_no_tool() -> None:
+    # ``grep`` runs in its branch (the dispatch, at the branch); ``quoted`` only escapes its
+    # pattern. ``forecast`` only builds a value too, but its branch does nothing else: the
+    # model runs it, a tool
+    findings = scan_source(INLINE, "agent.py").findings
+    assert {(f.rule, f.line, f.symbol) for f in findings if f.rule != "GK102"} == {
+        ("GK202", 20, "if name == ..."),
+        ("GK201", 13, "forecast"),
+        ("GK202", 24, "forecast"),
+    }
