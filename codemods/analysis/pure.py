@@ -63,12 +63,12 @@ def builds(func: Def, imports: ImportMap) -> bool:
     body = [
         s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
     ]
-    made = [s.value for s in ast.walk(func) if isinstance(s, ast.Return) and s.value is not None]
-    if not body or not made or not all(_plain(s) for s in body):
-        return False
-    if not all(_made(v) for v in made):
+    if not body or not all(_plain(s) for s in body):  # most functions stop here
         return False
     nodes = list(ast.walk(func))
+    made = [n.value for n in nodes if isinstance(n, ast.Return) and n.value is not None]
+    if not made or not all(_made(v) for v in made):
+        return False
     if any(isinstance(n, (ast.Await, ast.Yield, ast.YieldFrom)) for n in nodes):
         return False
     return all(_making(n, imports) for n in nodes if isinstance(n, ast.Call))
