@@ -10,9 +10,10 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 
-from .chosen import model_chosen, takes_tool_input
+from .chosen import is_tool_input, model_chosen, takes_tool_input
 from .guards import Guards
 from .project import TOOL_METHODS
+from .pure import acts
 from .tools import Dispatch, ToolSite
 from .tree import Tree, dotted
 
@@ -99,10 +100,10 @@ def _table_sites(guards: Guards, tables: dict[str, list[ast.Name]]) -> dict[str,
     return sites
 
 
-def _chosen_branches(guards: Guards) -> list[tuple[list[ast.stmt], str]]:
-    """``(body, "x")`` of each ``if <tool name> == "x":`` branch and ``case "x":`` of a
-    ``match <tool name>:``."""
-    found: list[tuple[list[ast.stmt], str]] = []
+def _chosen_branches(guards: Guards) -> list[tuple[ast.stmt, list[ast.stmt], str]]:
+    """``(head, body, "x")`` of each ``if <tool name> == "x":`` branch and ``case "x":`` of a
+    ``match <tool name>:`` (``head``: the ``if`` or the ``match``)."""
+    found: list[tuple[ast.stmt, list[ast.stmt], str]] = []
     tree = guards.tree
     chosen = guards.chosen | guards.named
     for node in tree.nodes(ast.If):
@@ -111,39 +112,73 @@ def _chosen_branches(guards: Guards) -> list[tuple[list[ast.stmt], str]]:
             continue
         right = test.comparators[0]
         if model_chosen(test.left, tree, chosen) and isinstance(right, ast.Constant):
-            found.append((node.body, str(right.value)))
+            found.append((node, node.body, str(right.value)))
     for match in tree.nodes(ast.Match):
         if not model_chosen(match.subject, tree, chosen):
             continue
         for case in match.cases:
             pattern = case.pattern
             if isinstance(pattern, ast.MatchValue) and isinstance(pattern.value, ast.Constant):
-                found.append((case.body, str(pattern.value.value)))
+                found.append((match, case.body, str(pattern.value.value)))
     return found
 
 
-def _branch_calls(guards: Guards) -> list[tuple[ast.Call, ast.Name, str]]:
+def _branch_calls(
+    guards: Guards, builders: frozenset[str]
+) -> list[tuple[ast.Call, ast.Name | None, str, ast.stmt]]:
     """The first call of a local or imported function handed the tool input in each branch on
-    the tool name, with the name it runs for."""
-    found: list[tuple[ast.Call, ast.Name, str]] = []
+    the tool name, with the name it runs for (``None`` when the branch is the tool itself)
+    and the branch's test."""
+    found: list[tuple[ast.Call, ast.Name | None, str, ast.stmt]] = []
     known = guards.values.functions.keys() | guards.imports.names.keys()
-    for body, label in _chosen_branches(guards):
+    for head, body, label in _chosen_branches(guards):
         # the first call of a known function handed the tool input, also inside another
         # (``out.append(search(**block.input))``) or after checks of the input
         for call in (c for stmt in body for c in ast.walk(stmt) if isinstance(c, ast.Call)):
             func = call.func
             known_call = isinstance(func, ast.Name) and func.id in known
             if known_call and isinstance(func, ast.Name) and takes_tool_input(call, guards.tree):
-                found.append((call, func, label))
+                inline = guards.values.qualify(func.id) in builders and _acts(body, guards)
+                found.append((call, None if inline else func, label, head))
                 break
     return found
 
 
+def _acts(body: list[ast.stmt], guards: Guards) -> bool:
+    """A branch that does the work itself: a library call in it acts on the tool input or
+    on a variable the branch made from it (``pattern = escape(args["q"])`` then
+    ``subprocess.run(["rg", pattern])``)."""
+    tree = guards.tree
+    made: set[tuple[ast.AST, str]] = set()
+    for stmt in (n for s in body for n in ast.walk(s) if isinstance(n, ast.Assign)):
+        if is_tool_input(stmt.value, tree, made):
+            made |= {(tree.function_of(t), t.id) for t in stmt.targets if isinstance(t, ast.Name)}
+    calls = (c for s in body for c in ast.walk(s) if isinstance(c, ast.Call))
+    return any(
+        not isinstance(c.func, ast.Name)
+        and acts(c, guards.imports)
+        and takes_tool_input(c, tree, made)
+        for c in calls
+    )
+
+
+def _inline(guards: Guards, call: ast.Call, label: str, head: ast.stmt) -> Dispatch:
+    """The dispatch of a chain whose branch does the work itself: reported at the branch."""
+    if isinstance(head, ast.If) and isinstance(head.test, ast.Compare):
+        symbol = f"if {ast.unparse(head.test.left)} == ..."
+    else:
+        symbol = f"match {ast.unparse(head.subject)}" if isinstance(head, ast.Match) else "if"
+    guarded = guards.request_before(call, frozenset({label}))
+    return Dispatch(node=head, symbol=symbol, guarded=guarded, fixable=False)
+
+
 def find_dispatch(
-    guards: Guards, agentic: bool
+    guards: Guards, agentic: bool, builders: frozenset[str] = frozenset()
 ) -> tuple[list[ToolSite], list[Dispatch], list[ast.Call]]:
     """Tools reached through tables and branches, the unguarded dispatch sites that reach them,
-    and the dispatch calls that reach a guarded tool (which raises when denied)."""
+    and the dispatch calls that reach a guarded tool (which raises when denied). A function
+    that only builds a value (``builders``) called in a branch that does the work itself is
+    no tool: the branch is, and its chain the dispatch."""
     keys: dict[str, set[str]] = {}
     tables = _tables(guards.tree.nodes(ast.Assign), keys)
     sites = _table_sites(guards, tables)
@@ -152,9 +187,13 @@ def find_dispatch(
         if agentic or any(w in table.lower() for w in _TABLE_WORDS):
             tools = frozenset(keys[table] | {n.id for n in tables[table]})
             routes += [(call, tables[table], table, tools) for call in calls]
+    inline: dict[int, Dispatch] = {}
     if agentic:
-        for call, name, label in _branch_calls(guards):
-            routes.append((call, [name], name.id, frozenset({label, name.id})))
+        for call, name, label, head in _branch_calls(guards, builders):
+            if name is None:
+                inline.setdefault(id(head), _inline(guards, call, label, head))
+            else:
+                routes.append((call, [name], name.id, frozenset({label, name.id})))
     exposed = [
         name
         for table, names in tables.items()
@@ -162,7 +201,8 @@ def find_dispatch(
         and ("tool" in table.lower() or (agentic and "function" in table.lower()))
         for name in names
     ]
-    return _resolve(guards, routes, exposed)
+    found, dispatches, raising = _resolve(guards, routes, exposed)
+    return found, dispatches + list(inline.values()), raising
 
 
 def _nested(tree: Tree, name: ast.Name) -> Def | None:

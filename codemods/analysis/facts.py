@@ -247,8 +247,9 @@ def _from_reply(
 ) -> tuple[set[str], list[Dispatch]]:
     """What the model returned, followed once (``asked``: the module's model calls and the
     helper calls that reach one; also the parameters other modules hand it to): the tools run
-    on it and the dispatches it selects, with what those run; recorded in the summary, the
-    calls that hand it to other modules."""
+    on it and the dispatches it selects, with what those run (``context``: the module's
+    environment, whose builders only build a value, no tools, and its summary, where the calls
+    that hand it to other modules are recorded)."""
     env, summary = context
     calls, helpers = asked
     sources = [c.node for c in (*calls.model, *helpers) if isinstance(c.node, ast.Call)]
@@ -259,7 +260,7 @@ def _from_reply(
     passed = reply_passed(reply, lambda c: call_ref(c, values), values.imports.resolve)
     if passed:
         summary["arguments"] = sorted({*summary["arguments"], *passed})
-    picked = _reply_dispatches(reply, values, guards, helpers, known)
+    picked = _reply_dispatches(reply, values, guards, (helpers, env.builders), known)
     runs = _runs_model_output(reply, values, guards)
     for call, refs in structured_runs(reply, values.module):
         if id(call) in known or id(call) in {id(d.node) for d in picked}:
@@ -293,11 +294,17 @@ def _runs_model_output(reply: Reply, values: Values, guards: Guards) -> set[str]
 
 
 def _reply_dispatches(
-    reply: Reply, values: Values, guards: Guards, helpers: list[ModelCall], known: set[int]
+    reply: Reply,
+    values: Values,
+    guards: Guards,
+    project: tuple[list[ModelCall], frozenset[str]],
+    known: set[int],
 ) -> list[Dispatch]:
     """Calls of a table item the model's reply selected (``tools[int(reply) - 1](prompt)``),
     and ``if``/``elif`` chains on what the model wrote whose branches run code handed parts of
-    it (``if op == "click": screen.click(op_x, op_y)``)."""
+    it (``if op == "click": screen.click(op_x, op_y)``); ``project``: the helper calls that
+    reach a model and the refs that only build a value."""
+    helpers, builders = project
     named = guards.chosen | guards.named
     found = [
         Dispatch(
@@ -340,7 +347,7 @@ def _reply_dispatches(
     ]
     known = known | {id(d.node) for d in found}
     helped = [c.node for c in helpers if isinstance(c.node, ast.Call)]
-    for head, handed in reply_branches(reply, helped, lambda c: call_ref(c, values)):
+    for head, handed in reply_branches(reply, helped, lambda c: call_ref(c, values), builders):
         if id(head) in known or any(id(c) in known for c in handed):
             continue
         refs = (call_ref(c, values) for c in handed)
@@ -435,7 +442,7 @@ def analyze(
     guards.tool_params.update(_tool_parameters(tools))
     agentic = _agentic(tree, bool(calls.model))
     _follow_chosen(tree, values, guards, env, summary, agentic)
-    more_tools, branched, raising = find_dispatch(guards, agentic)
+    more_tools, branched, raising = find_dispatch(guards, agentic, env.builders)
     # a dispatch inside an MCP ``call_tool`` handler is reported as the handler
     more_dispatches = [d for d in branched if not _inside(tree, d.node, handler_defs)]
     known = {id(d.node) for d in (*dispatches, *branched)} | {id(c) for c in raising}

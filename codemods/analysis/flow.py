@@ -563,7 +563,10 @@ def reply_evaluated(reply: Reply) -> list[ast.Call]:
 
 
 def reply_branches(
-    reply: Reply, helpers: list[ast.Call], ref_of: Callable[[ast.Call], str | None]
+    reply: Reply,
+    helpers: list[ast.Call],
+    ref_of: Callable[[ast.Call], str | None],
+    builders: frozenset[str] = frozenset(),
 ) -> list[tuple[ast.If | ast.Match, list[ast.Call]]]:
     """``if``/``elif`` chains on a string the model wrote (``if op == "click": ... elif op ==
     "write": ...``) with, in two branches or more, a call of project code handed part of the
@@ -574,7 +577,8 @@ def reply_branches(
     parse of the reply (``json.loads(message.content)``, ``parse_action(text)``) or from a
     project helper that asked the model (its return is the app's own value), not from fields
     of the response a model call returned (``helpers``: the reply's sources that are project
-    helpers)."""
+    helpers). A function that only builds a value from what it is given (``builders``: a
+    provider's item as a dict literal) formats the reply, it runs nothing."""
     tree = reply.tree
     parsers = [
         c
@@ -602,28 +606,35 @@ def reply_branches(
         calls: list[ast.Call] = []
         chosen: list[ast.Call] = []  # project code a branch runs with no part of the reply
         for body in bodies:
-            call = next(_handed(body, reply, ref_of), None)
+            call = next(_handed(body, reply, ref_of, builders), None)
             if call is not None:
                 calls.append(call)
             else:
-                chosen += _project_calls(body, tree, ref_of)
+                chosen += _project_calls(body, tree, ref_of, builders)
         if len(calls) >= 2:
             found.append((head, calls + chosen))
     return [f for f in found if not _normalising(f, found, tree)]
 
 
 def _project_calls(
-    body: list[ast.stmt], tree: Tree, ref_of: Callable[[ast.Call], str | None]
+    body: list[ast.stmt],
+    tree: Tree,
+    ref_of: Callable[[ast.Call], str | None],
+    builders: frozenset[str],
 ) -> list[ast.Call]:
     """The project code a branch runs: its first project call, or, when the branch tests
     something again (``if pixels > 0: scroll_up() elif pixels < 0: scroll_down()``), that of
     each arm."""
     test = next((s for s in body if isinstance(s, ast.If)), None)
     if test is not None:
-        arms = [c for arm in _arms(test) if (c := _project_call(arm, tree, ref_of)) is not None]
+        arms = [
+            c
+            for arm in _arms(test)
+            if (c := _project_call(arm, tree, ref_of, builders)) is not None
+        ]
         if len(arms) > 1:
             return arms
-    call = _project_call(body, tree, ref_of)
+    call = _project_call(body, tree, ref_of, builders)
     return [call] if call is not None else []
 
 
@@ -678,12 +689,18 @@ def _constant_pattern(pattern: ast.pattern) -> bool:
 
 
 def _project_call(
-    body: list[ast.stmt], tree: Tree, ref_of: Callable[[ast.Call], str | None]
+    body: list[ast.stmt],
+    tree: Tree,
+    ref_of: Callable[[ast.Call], str | None],
+    builders: frozenset[str],
 ) -> ast.Call | None:
     """The first call in ``body`` of a method of a project object or of a function of the
-    module (``page.scroll("up")`` in a branch the model's ``SCROLL UP`` picked)."""
+    module (``page.scroll("up")`` in a branch the model's ``SCROLL UP`` picked), not of one
+    that only builds a value."""
     for call in (c for stmt in body for c in ast.walk(stmt) if isinstance(c, ast.Call)):
         ref = ref_of(call)
+        if ref in builders:
+            continue
         if (ref and ref.startswith(("type:", "self:"))) or local_function(call.func, tree, call):
             return call
     return None
@@ -786,14 +803,20 @@ def _payload(expr: ast.expr, tree: Tree, depth: int = 0) -> bool:
 
 
 def _handed(
-    body: list[ast.stmt], reply: Reply, ref_of: Callable[[ast.Call], str | None]
+    body: list[ast.stmt],
+    reply: Reply,
+    ref_of: Callable[[ast.Call], str | None],
+    builders: frozenset[str],
 ) -> Iterator[ast.Call]:
     """Calls in ``body`` that act on part of the reply: of project code, or of a library that
     does something with it (``pyautogui.write(text)``, ``self.page.goto(url)`` on an object of
-    no known type), not one that parses, shows, logs or collects it."""
+    no known type), not one that parses, shows, logs or collects it, nor project code that
+    only builds a value of it (``builders``)."""
     for call in (c for stmt in body for c in ast.walk(stmt) if isinstance(c, ast.Call)):
         arguments = [*call.args, *(k.value for k in call.keywords)]
         ref = ref_of(call)
+        if ref in builders:
+            continue
         if ref is not None:
             acting = ref.rpartition(":")[2].partition(".")[0] not in _OBSERVING
         else:

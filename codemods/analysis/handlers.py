@@ -11,12 +11,11 @@ the tool, reported at the branch. The handler itself is reported as the dispatch
 from __future__ import annotations
 
 import ast
-import builtins
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .catalog import LOGGER_NAMES
 from .guards import Guards
+from .pure import acts
 from .summary import call_ref
 from .tools import ToolSite
 from .tree import SCOPE_NODES, dotted
@@ -169,25 +168,6 @@ def _handed(call: ast.Call, written: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in written for a in given for n in ast.walk(a))
 
 
-#: calls that make or show a value from their arguments, they act on nothing
-_PURE = frozenset(dir(builtins)) | {"json.dumps", "json.loads", "print"}
-
-
-def _acts(call: ast.Call, guards: Guards) -> bool:
-    """A library call that does something with what it is given (``shutil.move(src, dst)``,
-    ``client.containers.get(id).stop()``), not a constructor, a builtin or a logger."""
-    name = dotted(call.func) or ""
-    if name.rpartition(".")[2][:1].isupper() or name in _PURE:
-        return False
-    qualified = guards.imports.resolve(name) or name
-    if qualified in _PURE or qualified.partition(".")[0] in {"logging", "json", "typing"}:
-        return False
-    root = name.partition(".")[0]
-    return root not in LOGGER_NAMES and not (
-        isinstance(call.func, ast.Attribute) and call.func.attr in {"format", "join", "get"}
-    )
-
-
 def _branch_tool(
     guards: Guards,
     handler: Def,
@@ -202,7 +182,7 @@ def _branch_tool(
     calls = [n for n in _body_nodes(body) if isinstance(n, ast.Call)]
     project = [(c, p) for c in calls if (p := _project_call(guards, c)) is not None]
     handed = [c for c in calls if written is not None and _handed(c, written)]
-    acting = [c for c in handed if not _project_call(guards, c) and _acts(c, guards)]
+    acting = [c for c in handed if not _project_call(guards, c) and acts(c, guards.imports)]
     if len(project) != 1 or acting:  # none, several, or the branch acts itself
         symbol = f"{handler.name}[{label}]"
         site = ToolSite(

@@ -73,6 +73,8 @@ class Env:
     turns: frozenset[str] = field(default_factory=frozenset)
     #: the module's own retried provider helpers that are called somewhere (gated there)
     called: frozenset[str] = field(default_factory=frozenset)
+    #: refs called in the module that only build a value from what they are given
+    builders: frozenset[str] = field(default_factory=frozenset)
     #: ``(owner, name, kind)``: kinds of the parameters of the module's functions (from the
     #: arguments their callers pass) and of the attributes of classes it uses
     kinds: frozenset[tuple[str, str, str]] = field(default_factory=frozenset)
@@ -135,6 +137,7 @@ class ProjectIndex:
         #: the functions of ``params``, sorted: those of a module and its sub-modules are adjacent
         self._owners = sorted(self.params)
         self.dispatching = frozenset(d for s in self._summaries for d in s["dispatching"])
+        self._entry_map: dict[str, set[str]] | None = None
         self.tools = self._tools() | self._derived_tools()
         self.tools |= self._dispatched(self.tools)
         self.gated = self._tools("gated") - self.tools
@@ -355,7 +358,7 @@ class ProjectIndex:
         template method's hooks: ``run_async`` on the base runs each subclass's ``run_impl``)."""
         found: set[str] = set()
         for sub in self._hierarchy(base, up=False):
-            if sub != base and sub in self.classes and not self.abstract(sub):
+            if sub in self.classes and not self.abstract(sub):
                 found |= self._stub_implementations(sub, via)
         return found
 
@@ -369,34 +372,79 @@ class ProjectIndex:
             entries = self._stub_implementations(cls)
         return entries - self.dispatching
 
+    def _entries(self) -> dict[str, set[str]]:
+        """The run methods of the tool classes, by the module that defines them (a base in
+        another module may define the method a tool class inherits); built once."""
+        if self._entry_map is None:
+            self._entry_map = defaultdict(set)
+            for cls in self.tools & self.classes.keys():
+                for entry in self._class_entries(cls):
+                    self._entry_map[self.module_of(entry)].add(entry)
+        return self._entry_map
+
     def _stub_implementations(self, cls: str, via: str = "") -> set[str]:
-        """``cls``'s implementations of its bases' stubs that run the tool: the ones frameworks
-        call (``execute``...), else those ``via`` (the base method run) calls, else all."""
+        """``cls``'s implementations of its bases' stubs that run the tool, its own or
+        inherited from a base between (``Ranker.call`` for a ``LengthRanker`` that overrides
+        only ``score``): the ones frameworks call (``execute``...), else those ``via`` (the
+        base method run) calls, else those the implementations do not call themselves (a
+        hook ``call`` runs through ``self.score`` is a helper of the tool, not the tool)."""
+        order = self._walk(cls, up=True)  # nearest first (``_hierarchy`` keeps no order)
         stubs = {
             m
-            for base in self._hierarchy(cls, up=True)
-            if base != cls
+            for base in order[1:]
             for m in self.classes.get(base, {"methods": []})["methods"]
             if self.functions.get(f"{base}.{m}", {"abstract": False})["abstract"]
         }
-        stubs = {m for m in stubs if f"{cls}.{m}" in self.functions}
+        found = {m: f for m in stubs if (f := self._implementation(order, m)) is not None}
+        stubs = set(found)
         called = {r.rpartition(".")[2] for r in self.functions.get(via, {"calls": []})["calls"]}
-        chosen = (stubs & set(TOOL_METHODS)) or (stubs & called) or stubs
-        return {f"{cls}.{m}" for m in chosen}
+        inner = {
+            r.rpartition(":")[2].rpartition(".")[2]
+            for f in found.values()
+            for r in self.functions[f]["calls"]
+            if r.startswith(("self:", "name:"))  # ``name:``: on ``self`` inside a lambda
+        }
+        chosen = (stubs & set(TOOL_METHODS)) or (stubs & called) or (stubs - inner) or stubs
+        return {found[m] for m in chosen}
+
+    def _implements_stub(self, method: str) -> bool:
+        """Whether ``Class.meth`` implements a stub a base of its class declares."""
+        owner, _, name = method.rpartition(".")
+        return any(
+            self.functions.get(f"{base}.{name}", {"abstract": False})["abstract"]
+            for base in self._hierarchy(owner, up=True)
+            if base != owner
+        )
+
+    def _implementation(self, order: list[str], method: str) -> str | None:
+        """The first definition of ``method`` in a class's ``order`` (itself, then its bases)
+        that is no stub: what an instance runs."""
+        for cls in order:
+            facts = self.functions.get(f"{cls}.{method}")
+            if facts is not None:
+                return None if facts["abstract"] else f"{cls}.{method}"
+        return None
 
     def _run_targets(self, ref: str) -> set[str]:
         """What running ``ref`` on a tool object (one picked by name, or given the model's
         output) runs: the method and its overrides; a method of an abstract base stands for the
         concrete subclasses, whose tools are their implementations of the base's stubs (the
-        base's own method is shared plumbing)."""
+        base's own method is shared plumbing), unless it implements a stub of a base further
+        up itself (a tool interface's ``call``: that is the tool, its hooks help it). Only the
+        subclasses whose instances the call can be on count: a method the named class inherits
+        runs that class's hooks, not those of the base's other subclasses."""
         if ref.startswith("self:"):  # a bound method handed over: that method is the tool
             return set(self.targets(ref))
+        receiver = self.canonical(ref.rpartition(":")[2].rpartition(".")[0])
+        inherited = set(self._hierarchy(receiver, up=True))
         found: set[str] = set()
         for target in self.targets(ref):
             owner = target.rpartition(".")[0]
             # a stub run stands for its overrides (among the targets already)
             template = self.abstract(owner) and not self.functions[target]["abstract"]
-            hooks = self._hooks(owner, target) if template else set()
+            template = template and not self._implements_stub(target)
+            below = receiver if owner in inherited else owner
+            hooks = self._hooks(below, target) if template else set()
             found |= hooks or {target}
         return found
 
@@ -406,7 +454,9 @@ class ProjectIndex:
             for name in summary[key]:  # type: ignore[literal-required]
                 expanded = set(self._expand(name, set()))
                 if name.startswith("output:"):
-                    expanded -= self.dispatching
+                    # a method that dispatches what it is given, or another model stage (it
+                    # asks a model itself: text in, text out) is no tool run on the output
+                    expanded -= self.dispatching | self.model
                 found |= expanded
         return frozenset(
             t
@@ -606,6 +656,11 @@ class ProjectIndex:
                 found.add((head, last, kind))
         return found
 
+    def _builds(self, ref: str) -> bool:
+        """Whether every function ``ref`` may run only builds a value (a formatter)."""
+        targets = self.targets(ref)
+        return bool(targets) and all(self.functions[t]["builds"] for t in targets)
+
     def module_of(self, qualname: str) -> str:
         """The module that defines a function, method or class."""
         head = qualname.rpartition(".")[0]
@@ -619,8 +674,9 @@ class ProjectIndex:
         refs = {ref for f in summary["functions"].values() for ref in f["calls"]}
         model = {r for r in refs if self.reaches(r, self.model)}
         limit = {r for r in refs if self.reaches(r, self.limit)}
+        builders = {r for r in refs if self._builds(r)}
         own = {t for t in self.tools if self.module_of(t) == module}
-        own |= {m for t in own if t in self.classes for m in self._class_entries(t)}
+        own |= self._entries().get(module, set())
         gated = frozenset(t for t in self.gated if self.module_of(t) == module)
         turns = frozenset(r for r in refs if self.reaches(r, self.turns))
         called = frozenset(
@@ -629,6 +685,7 @@ class ProjectIndex:
         return Env(
             model=frozenset(model),
             limit=frozenset(limit),
+            builders=frozenset(builders),
             tools=frozenset(own),
             gated=gated,
             turns=turns,

@@ -27,6 +27,7 @@ from typing import TypedDict
 from .calls import CallIndex
 from .handed import Handed, hand_over, tool_arguments
 from .loops import counters, raise_tests
+from .pure import builds
 from .registrations import registered, registrars
 from .registries import dispatch_helpers
 from .retries import retried
@@ -66,6 +67,8 @@ class FunctionFacts(TypedDict):
     abstract: bool
     #: the kind of value it returns (a project class, a client), empty when unknown
     returns: str
+    #: only makes a value from its parameters and returns it (see ``pure.builds``)
+    builds: bool
 
 
 class ClassFacts(TypedDict):
@@ -438,10 +441,18 @@ def _function_facts(
                 params=[a.arg for a in (*func.args.posonlyargs, *func.args.args)],
                 abstract=_abstract(func),
                 returns=values.returns.get(func, ""),
+                builds=builds(func, values.imports),
             )
     top = qualified(module, MODULE_CODE)
     functions[top] = FunctionFacts(
-        model=False, limit=[], retried=False, calls=[], params=[], abstract=False, returns=""
+        model=False,
+        limit=[],
+        retried=False,
+        calls=[],
+        params=[],
+        abstract=False,
+        returns="",
+        builds=False,
     )
     return functions, owners, top
 

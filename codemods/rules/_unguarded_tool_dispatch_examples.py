@@ -38,6 +38,26 @@ VALID: tuple[Valid, ...] = (
     ),
     Valid(
         code="""
+        import json
+        from openai import OpenAI
+        client = OpenAI()
+        def click_item(x, y):
+            return {"type": "click", "x": x, "y": y}
+        def text_item(text):
+            return {"type": "type", "text": text}
+        def to_items(messages):
+            reply = client.chat.completions.create(model="m", messages=messages)
+            act = json.loads(reply.choices[0].message.content)
+            if act["action"] == "click":
+                return [click_item(act["x"], act["y"])]
+            elif act["action"] == "type":
+                return [text_item(act["text"])]
+            return []
+        """,
+        note="a chain whose branches only build another provider's items from the action",
+    ),
+    Valid(
+        code="""
         import anthropic
         client = anthropic.Anthropic()
         def search(q): return q
