@@ -312,13 +312,19 @@ def attribute_tables(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
 
 
 def _attribute_table(table: ast.expr | None, at: ast.AST, guards: Guards) -> tuple[str, ...]:
-    if not (
-        isinstance(table, ast.Attribute)
-        and isinstance(table.value, ast.Name)
-        and table.value.id == "self"
-    ):
+    if not (isinstance(table, ast.Attribute) and isinstance(table.value, ast.Name)):
         return ()
-    cls = guards.tree.class_of(at)
+    if table.value.id in {"self", "cls"}:
+        cls = guards.tree.class_of(at)
+    else:  # ``Runner._handlers[kind]``: a table of a class of the module
+        cls = next(
+            (
+                c
+                for c in guards.tree.module.body
+                if isinstance(c, ast.ClassDef) and c.name == table.value.id
+            ),
+            None,
+        )
     if cls is None:
         return ()
     owner = qualified(guards.values.module, cls.name)

@@ -70,10 +70,11 @@ def _stores(func: Def) -> Iterator[str]:
 
 
 def _collection(expr: ast.expr) -> str | None:
-    """``TOOLS`` (a module-level name) or ``self.tools`` (``"self.tools"``)."""
+    """``TOOLS`` (a module-level name), or ``self.tools`` and a class method's ``cls.tools``
+    (``"self.tools"``: the class's own table)."""
     if isinstance(expr, ast.Name):
         return expr.id
-    if isinstance(expr, ast.Attribute) and dotted(expr.value) == "self":
+    if isinstance(expr, ast.Attribute) and dotted(expr.value) in {"self", "cls"}:
         return f"self.{expr.attr}"
     return None
 
@@ -183,11 +184,14 @@ def _imported(name: str, values: Values) -> str | None:
 
 
 def _method_of_instance(func: ast.expr, at: ast.AST, values: Values) -> str | None:
-    """``registry.action`` with ``registry`` an instance of a project class: the method's
-    qualified name (``pkg.registry.Registry.action``)."""
+    """``registry.action`` with ``registry`` an instance of a project class, or the class
+    itself: the method's qualified name (``pkg.registry.Registry.action``)."""
     if not isinstance(func, ast.Attribute):
         return None
     kind = values.kind(func.value, at)
+    if kind is None and isinstance(func.value, ast.Name):
+        # ``Runner.register("press", do_press)``: a class method of the class itself
+        kind = values.qualname_kind(values.qualify(func.value.id))
     if kind is None or not kind.startswith(CLASS):
         return None
     return f"{kind[len(CLASS) :]}.{func.attr}"

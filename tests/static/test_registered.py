@@ -62,3 +62,59 @@ def test_the_fix_guards_what_the_registry_holds(registered: Path) -> None:
     assert {"[tools.press]", "[tools.read_file]", "[tools.type_text]"} <= set(policy.split("\n"))
     rescan = CliRunner().invoke(scan, [".", "--no-cache"])
     assert rescan.exit_code == 0, rescan.output
+
+
+CLASS_REGISTRY = """\
+import json
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Runner:
+    _handlers: dict = {}
+
+    @classmethod
+    def register(cls, kind, fn):
+        cls._handlers[kind] = fn
+
+    @staticmethod
+    def run(kind, target):
+        return Runner._handlers[kind](target)
+
+
+def press(target):
+    return "pressed " + target
+
+
+def write(target):
+    return "wrote " + target
+
+
+def log(target):
+    return target
+
+
+Runner.register("press", press)
+Runner.register("write", write)
+
+
+def step(goal: str) -> None:
+    for _ in range(5):
+        reply = client.chat.completions.create(model="m", messages=[])
+        for item in json.loads(reply.choices[0].message.content)["actions"]:
+            Runner.run(item["action"], item["target"])
+"""
+
+
+def test_what_a_class_method_registers_in_the_class_table_is_run_by_its_dispatch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, found: Found
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runner.py").write_text(CLASS_REGISTRY)
+    assert {(line, rule) for _, line, rule, _ in found() if rule in {"GK201", "GK202"}} == {
+        (17, "GK202"),
+        (20, "GK201"),
+        (24, "GK201"),
+    }
