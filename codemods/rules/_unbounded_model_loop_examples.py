@@ -210,6 +210,18 @@ VALID: tuple[Valid, ...] = (
     ),
     Valid(
         code="""
+        import litellm
+        def answer(messages, continued=False):
+            reply = litellm.completion(model="m", messages=messages)
+            text = reply.choices[0].message.content
+            if reply.choices[0].finish_reason == "length" and not continued:
+                text += answer([*messages, text], continued=True)
+            return text
+        """,
+        note="a recursion that passes a flag it rules out is one call deep at most",
+    ),
+    Valid(
+        code="""
         import guardkit
         import litellm
         def answer(messages):
