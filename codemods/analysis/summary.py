@@ -329,6 +329,11 @@ def _class_facts(node: ast.ClassDef, values: Values) -> ClassFacts:
     )
 
 
+def _overload(func: Def) -> bool:
+    """``@overload`` (``typing.overload``): one of a function's typed signatures."""
+    return any((dotted(d) or "").rpartition(".")[2] == "overload" for d in func.decorator_list)
+
+
 def _abstract(func: Def) -> bool:
     """A method meant to be overridden: ``@abstractmethod``, or a body that is only a
     docstring, ``pass``, ``...`` or ``raise NotImplementedError``."""
@@ -405,6 +410,8 @@ def _function_facts(
         tests.setdefault(owner_of(tree, node), []).extend(raise_tests(node))
     top_level = {id(node) for node in tree.top_level}
     for func in defs:
+        if _overload(func):
+            continue  # a signature for type checkers: the function is the undecorated def
         if id(func) in top_level or isinstance(tree.parent(func), ast.ClassDef):
             name = _qualname(tree, func, module)
             owners[func] = name
