@@ -162,6 +162,19 @@ def test_an_overloaded_method_is_its_implementation(
     assert _loops(found) == {("session.py", 9)}
 
 
+def test_a_call_through_a_protocol_reaches_every_implementation_stand_in_or_not(
+    write: Callable[..., None], found: Found
+) -> None:
+    typed = SESSION.replace(
+        "from registry import choose", "from interface import Engine\nfrom registry import choose"
+    ).replace("self.engine = choose", "self.engine: Engine = choose")
+    # the stand-in beside the real engine: ``advance`` is no name every definer's call reaches
+    # a model through, the session is found through the protocol it imports
+    engine = _engines(1)["alpha"] + ECHO.partition("\n\n\n")[2]
+    write(registry=REGISTRY, session=typed, interface=PROTOCOL, alpha=engine)
+    assert _loops(found) == {("session.py", 10)}
+
+
 def test_a_stand_in_among_many_keeps_the_call_from_being_a_models(
     write: Callable[..., None], found: Found
 ) -> None:
