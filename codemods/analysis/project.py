@@ -77,6 +77,16 @@ class Env:
     #: ``(owner, name, kind)``: kinds of the parameters of the module's functions (from the
     #: arguments their callers pass) and of the attributes of classes it uses
     kinds: frozenset[tuple[str, str, str]] = field(default_factory=frozenset)
+    #: ``(ref, "steps" | "checks", attribute)``: refs called in the module that run a method
+    #: stepping a counter attribute, or returning a comparison of one (see ``counted``)
+    counting: frozenset[tuple[str, str, str]] = field(default_factory=frozenset)
+
+    def counting_map(self) -> dict[str, list[tuple[str, str]]]:
+        """``counting`` as ``ref -> [(kind, attribute)]``."""
+        found: dict[str, list[tuple[str, str]]] = {}
+        for ref, kind, attribute in sorted(self.counting):
+            found.setdefault(ref, []).append((kind, attribute))
+        return found
 
     def kind_map(self) -> dict[str, dict[str, str]]:
         """``kinds`` as ``owner -> {name: kind}`` (what ``Values`` reads)."""
@@ -645,4 +655,18 @@ class ProjectIndex:
             turns=turns,
             called=called,
             kinds=self._kinds(module, refs),
+            counting=self._counting(refs),
         )
+
+    def _counting(self, refs: set[str]) -> frozenset[tuple[str, str, str]]:
+        """What the methods ``refs`` run (resolved through the receiver's kind) step and
+        compare of their own attributes: what every method a ref may run does."""
+        found: set[tuple[str, str, str]] = set()
+        for ref in refs:
+            targets = [self.functions[t] for t in self.targets(ref)] if ":" in ref else []
+            if targets:
+                steps = set.intersection(*(set(t["steps"]) for t in targets))
+                checks = set.intersection(*(set(t["checks"]) for t in targets))
+                found.update((ref, "steps", attribute) for attribute in steps)
+                found.update((ref, "checks", attribute) for attribute in checks)
+        return frozenset(found)

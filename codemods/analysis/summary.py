@@ -25,8 +25,9 @@ from collections.abc import Collection
 from typing import TypedDict
 
 from .calls import CallIndex
+from .counted import checks_of, steps_of
 from .handed import Handed, hand_over, tool_arguments
-from .loops import counters, raise_tests
+from .loops import counters, infinite_names, raise_tests
 from .registrations import registered, registrars
 from .registries import dispatch_helpers
 from .retries import retried
@@ -66,6 +67,10 @@ class FunctionFacts(TypedDict):
     abstract: bool
     #: the kind of value it returns (a project class, a client), empty when unknown
     returns: str
+    #: the attributes a method steps on every call (``self.number += 1``) and those it
+    #: returns a comparison of (``return self.number >= self.max_steps``): see ``counted``
+    steps: list[str]
+    checks: list[str]
 
 
 class ClassFacts(TypedDict):
@@ -409,10 +414,12 @@ def _function_facts(
     for node in _raising_ifs(tree):
         tests.setdefault(owner_of(tree, node), []).extend(raise_tests(node))
     top_level = {id(node) for node in tree.top_level}
+    infinite = infinite_names(tree) if tree.nodes(ast.ClassDef) else frozenset()
     for func in defs:
         if _overload(func):
             continue  # a signature for type checkers: the function is the undecorated def
-        if id(func) in top_level or isinstance(tree.parent(func), ast.ClassDef):
+        method = isinstance(tree.parent(func), ast.ClassDef)
+        if id(func) in top_level or method:
             name = _qualname(tree, func, module)
             owners[func] = name
             functions[name] = FunctionFacts(
@@ -423,10 +430,20 @@ def _function_facts(
                 params=[a.arg for a in (*func.args.posonlyargs, *func.args.args)],
                 abstract=_abstract(func),
                 returns=values.returns.get(func, ""),
+                steps=steps_of(func) if method else [],
+                checks=checks_of(func, infinite) if method else [],
             )
     top = qualified(module, MODULE_CODE)
     functions[top] = FunctionFacts(
-        model=False, limit=[], retried=False, calls=[], params=[], abstract=False, returns=""
+        model=False,
+        limit=[],
+        retried=False,
+        calls=[],
+        params=[],
+        abstract=False,
+        returns="",
+        steps=[],
+        checks=[],
     )
     return functions, owners, top
 

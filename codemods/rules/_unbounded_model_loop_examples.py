@@ -197,6 +197,24 @@ VALID: tuple[Valid, ...] = (
     Valid(
         code="""
         import litellm
+        class Steps:
+            def __init__(self, limit: int) -> None:
+                self.done = 0
+                self.limit = limit
+            def advance(self) -> None:
+                self.done += 1
+            def exhausted(self) -> bool:
+                return self.done >= self.limit
+        def run(messages, steps: Steps):
+            while not steps.exhausted():
+                messages.append(litellm.completion(model="m", messages=messages))
+                steps.advance()
+        """,
+        note="a step object's methods step the counter and compare it",
+    ),
+    Valid(
+        code="""
+        import litellm
         class Agent:
             def answer(self, messages, depth=0):
                 if depth >= 8:
