@@ -453,11 +453,14 @@ class _Run:
         element of unknown kind (``registry[block.name].execute(...)``: its tools)."""
         index = self.index()
         called: dict[str, str] = {}  # method -> a module that makes it known
+        defined: dict[str, str] = {}  # the same, for a name some other method spells
         for name in index.model:
             owner, _, method = name.rpartition(".")
             fresh = owner in index.classes and method not in self._methods_done
             if fresh and index.reaches(f"name:{method}", index.model):
                 called[method] = index.module_of(name)
+            elif fresh and index.by_name(method, roots=None):
+                defined[method] = index.module_of(name)
         run: dict[str, str] = {
             ref[len("name:") :]: record.summary["module"]
             for record in self.records.values()
@@ -465,11 +468,11 @@ class _Run:
             for ref in record.summary["tools"]
             if ref.startswith("name:") and ref[len("name:") :] not in self._methods_done
         }
-        self._methods_done.update(called, run)
+        self._methods_done.update(called, defined, run)
         # a method's definers matter either way: a name other classes share resolves to none
-        # of them (``by_name``), so they must be in the index
+        # of them (``by_name``), and a protocol's stub of the name makes its importers call it
         found = self._near_matching(files, called, rb"(?:\.|\bdef\s+)")
-        return found + self._near_matching(files, run, rb"\bdef\s+")
+        return found + self._near_matching(files, {**defined, **run}, rb"\bdef\s+")
 
     def _near_matching(self, files: list[str], methods: dict[str, str], before: bytes) -> list[str]:
         """The files not analysed yet, of the top-level packages of ``methods``' modules (or

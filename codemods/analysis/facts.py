@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from .calls import CallIndex, ModelCall, classify_calls
 from .catalog import DEFAULT_CATALOG, SOURCE_READERS, Catalog
 from .chosen import may_choose, takes_tool_input
+from .counted import counter_calls
 from .dispatch import find_dispatch
 from .flow import (
     MODEL_NAME,
@@ -32,7 +33,7 @@ from .handed import hand_over
 from .handlers import handler_tools
 from .imports import ImportMap
 from .lookups import chosen_lookup, dynamic_dispatch, lookup_runs, remote_dispatch
-from .loops import infinite_names, is_bounded
+from .loops import Counted, infinite_names, is_bounded
 from .project import Env, ProjectIndex
 from .recursion import unbounded_recursions
 from .risks import denial_escapes, model_supplied_costs
@@ -138,6 +139,7 @@ def _unbounded(
     gates: list[ast.Call],
     stoppers: list[ast.Call],
     infinite: frozenset[str],
+    counted: Counted,
 ) -> list[tuple[Loop, tuple[ModelCall, ...]]]:
     by_loop: dict[Loop, list[ModelCall]] = {}
     for call in calls:
@@ -146,7 +148,7 @@ def _unbounded(
     return [
         (loop, tuple(found))
         for loop, found in by_loop.items()
-        if not is_bounded(loop, tree, imports, gates, stoppers, infinite)
+        if not is_bounded(loop, tree, imports, gates, stoppers, infinite, counted)
     ]
 
 
@@ -400,6 +402,29 @@ def _unseen_kinds(values: Values, env: Env, name: str) -> bool:
     return False
 
 
+def _project_calls(
+    tree: Tree, values: Values, env: Env, calls: CallIndex
+) -> tuple[list[ModelCall], list[ast.Call], Counted]:
+    """The module's calls of project functions that reach a model (not model calls
+    themselves), those that raise on a limit, and those of a step object's methods."""
+    direct = {id(c.node) for c in calls.model}
+    helpers: list[ModelCall] = []
+    stoppers: list[ast.Call] = []
+    counting = env.counting_map()
+    stepping: list[tuple[ast.Call, str]] = []
+    if not (env.model or env.limit or counting):
+        return helpers, stoppers, counter_calls(stepping, counting)
+    for node in tree.nodes(ast.Call):
+        ref = call_ref(node, values) or name_ref(node, values)
+        if ref in env.model and id(node) not in direct:
+            helpers.append(_helper(tree, node))
+        if ref in env.limit:
+            stoppers.append(node)
+        if ref in counting:
+            stepping.append((node, ref))
+    return helpers, stoppers, counter_calls(stepping, counting)
+
+
 def analyze(
     module: ast.Module,
     catalog: Catalog = DEFAULT_CATALOG,
@@ -424,15 +449,7 @@ def analyze(
             return analyze(module, catalog, name=name, is_package=is_package, env=env)
     if env.turns or env.called:
         calls = _turns(tree, values, imports, env)
-    direct = {id(c.node) for c in calls.model}
-    helpers: list[ModelCall] = []
-    stoppers: list[ast.Call] = []
-    for node in tree.nodes(ast.Call):
-        ref = (call_ref(node, values) or name_ref(node, values)) if env.model or env.limit else None
-        if ref in env.model and id(node) not in direct:
-            helpers.append(_helper(tree, node))
-        if ref in env.limit:
-            stoppers.append(node)
+    helpers, stoppers, counted = _project_calls(tree, values, env, calls)
     helpers += _nested_helpers(tree, [*calls.model, *helpers])
     guards = Guards(tree, values, imports, calls, env.gated)
     tools, dispatches = find_tools(guards, env.tools, handed.local)
@@ -470,7 +487,9 @@ def analyze(
     recursions = unbounded_recursions(tree, looped, [*calls.gates, *stoppers], infinite)
     return ModuleFacts(
         model_calls=tuple(calls.model),
-        unbounded_loops=tuple(_unbounded(tree, imports, looped, calls.gates, stoppers, infinite)),
+        unbounded_loops=tuple(
+            _unbounded(tree, imports, looped, calls.gates, stoppers, infinite, counted)
+        ),
         tools=tuple(_unique_tools(tools + more_tools, _reads_source(tree, values))),
         dispatches=tuple(dispatches + more_dispatches),
         costs=tuple(model_supplied_costs(tree, guards, calls)),

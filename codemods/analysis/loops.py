@@ -3,7 +3,8 @@
 Bounded: a loop whose every turn waits for a person (``input()``: a chat REPL); a ``for`` over
 anything but ``itertools.count()``/``iter(f, sentinel)``; a ``while`` whose
 condition compares a counter the loop updates on every turn that goes round (one that sets a
-flag to a literal and then meets ``if flag: break`` or ``while not flag`` does not), or names a
+flag to a literal and then meets ``if flag: break`` or ``while not flag`` does not; a step
+object's methods may step or compare it: ``Counted``, see ``counted``), or names a
 ``max_*``/limit; a ``while`` whose body
 breaks/returns/raises when such a counter passes a limit, or calls a function that raises on a
 limit (a counter some module steps, compared in an ``if ...: raise``; followed across the
@@ -16,13 +17,16 @@ anywhere in the module (``max_turns = float("inf")``, ``math.inf``, ``sys.maxsiz
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
+from types import MappingProxyType
+from typing import NamedTuple
 
 from .imports import ImportMap
 from .tree import SCOPE_NODES, Tree, dotted, scope_nodes
 
 __all__ = [
+    "Counted",
     "compares_counter",
     "counters",
     "infinite_names",
@@ -45,6 +49,26 @@ _PROMPTS = frozenset(
         "getpass.getpass",
     }
 )
+#: no calls of a step object's methods (see ``counted``)
+_NONE: Mapping[int, frozenset[str]] = MappingProxyType({})
+_EMPTY: frozenset[str] = frozenset()
+
+
+class Counted(NamedTuple):
+    """Calls of a step object's methods (see ``counted``), by id: the counters each steps and
+    each compares."""
+
+    steps: Mapping[int, frozenset[str]] = _NONE
+    checks: Mapping[int, frozenset[str]] = _NONE
+
+    def stepped(self, body: list[ast.stmt]) -> set[str]:
+        """The counters the calls in ``body`` step."""
+        if not self.steps:
+            return set()
+        return {n for node in scope_nodes(body) for n in self.steps.get(id(node), _EMPTY)}
+
+
+_UNCOUNTED = Counted()
 _INFINITE_NAMES = frozenset({"math.inf", "numpy.inf", "np.inf", "sys.maxsize"})
 _INFINITE_TEXT = frozenset({"inf", "+inf", "infinity", "+infinity"})
 
@@ -102,8 +126,21 @@ def stepped(body: list[ast.stmt]) -> set[str]:
     return found
 
 
-def _steps(stmt: ast.stmt, name: str) -> bool:
-    """``stmt`` itself steps ``name`` (``name += 1``, ``name = name + 1``)."""
+class _Counter(NamedTuple):
+    """A counter a loop may step: by name, and by the ids of the calls that step it (a step
+    object's ``steps.increment()``: see ``counted``)."""
+
+    name: str
+    calls: frozenset[int] = frozenset()
+
+
+def _steps(stmt: ast.stmt, counter: _Counter) -> bool:
+    """``stmt`` itself steps the counter (``name += 1``, ``name = name + 1``, a call that
+    steps it)."""
+    name = counter.name
+    if isinstance(stmt, ast.Expr) and counter.calls:
+        call = stmt.value.value if isinstance(stmt.value, ast.Await) else stmt.value
+        return id(call) in counter.calls
     if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, (ast.Add, ast.Sub)):
         return isinstance(stmt.target, ast.expr) and dotted(stmt.target) == name
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
@@ -126,13 +163,15 @@ _Paths = frozenset[_State]
 _KEPT = 16
 
 
-def _through(block: Sequence[ast.stmt], name: str, paths: _Paths, turns: list[_State]) -> _Paths:
+def _through(
+    block: Sequence[ast.stmt], counter: _Counter, paths: _Paths, turns: list[_State]
+) -> _Paths:
     """Follow ``block`` from ``paths``: the states it falls through with, and in ``turns`` the
     state of each ``continue`` it takes."""
     for stmt in block:
         if not paths:
             break
-        paths = _merged(frozenset().union(*(_statement(stmt, name, p, turns) for p in paths)))
+        paths = _merged(frozenset().union(*(_statement(stmt, counter, p, turns) for p in paths)))
     return paths
 
 
@@ -143,9 +182,9 @@ def _merged(paths: _Paths) -> _Paths:
     return frozenset({(stepped, frozenset.intersection(*(p[1] for p in paths)))})
 
 
-def _statement(stmt: ast.stmt, name: str, state: _State, turns: list[_State]) -> _Paths:
+def _statement(stmt: ast.stmt, counter: _Counter, state: _State, turns: list[_State]) -> _Paths:
     stepped, known = state
-    if _steps(stmt, name):
+    if _steps(stmt, counter):
         return frozenset({(True, known)})
     if isinstance(stmt, ast.Continue):
         turns.append(state)
@@ -155,18 +194,18 @@ def _statement(stmt: ast.stmt, name: str, state: _State, turns: list[_State]) ->
     here = frozenset({state})
     if isinstance(stmt, ast.If):
         decided = _decide(stmt.test, known)  # a flag this path set picks the branch
-        body = _through(stmt.body, name, here, turns) if decided is not False else frozenset()
-        rest = _through(stmt.orelse, name, here, turns) if decided is not True else frozenset()
+        body = _through(stmt.body, counter, here, turns) if decided is not False else frozenset()
+        rest = _through(stmt.orelse, counter, here, turns) if decided is not True else frozenset()
         return body | rest
     if isinstance(stmt, ast.Match):
-        ends = frozenset().union(*(_through(c.body, name, here, turns) for c in stmt.cases))
+        ends = frozenset().union(*(_through(c.body, counter, here, turns) for c in stmt.cases))
         last = stmt.cases[-1].pattern if stmt.cases else None
         catch_all = isinstance(last, ast.MatchAs) and last.pattern is None
         return ends if catch_all else ends | here  # or no case is taken
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return _through(stmt.body, name, here, turns)
+        return _through(stmt.body, counter, here, turns)
     if isinstance(stmt, ast.Try):
-        return _try(stmt, name, here, turns)
+        return _try(stmt, counter, here, turns)
     # anything else (a nested loop may run no turn: what it steps is not stepped every turn)
     # forgets the flags it may set, and learns those a plain assignment sets
     stored = {
@@ -213,14 +252,14 @@ def _decide(test: ast.expr | None, known: frozenset[tuple[str, bool]]) -> bool |
     return None
 
 
-def _try(stmt: ast.Try, name: str, paths: _Paths, turns: list[_State]) -> _Paths:
+def _try(stmt: ast.Try, counter: _Counter, paths: _Paths, turns: list[_State]) -> _Paths:
     """A ``try``: a handler may start before anything of the body ran; ``finally`` runs on
     every path, ``continue`` ones included."""
     inner: list[_State] = []
-    body = _through([*stmt.body, *stmt.orelse], name, paths, inner)
-    ends = body.union(*(_through(h.body, name, paths, inner) for h in stmt.handlers))
+    body = _through([*stmt.body, *stmt.orelse], counter, paths, inner)
+    ends = body.union(*(_through(h.body, counter, paths, inner) for h in stmt.handlers))
     if stmt.finalbody:
-        closes = _through(stmt.finalbody, name, frozenset({(False, frozenset())}), [])
+        closes = _through(stmt.finalbody, counter, frozenset({(False, frozenset())}), [])
         if closes and all(stepped for stepped, _ in closes):  # ``finally: n += 1``
             turns.extend((True, known) for _, known in inner)
             return frozenset((True, known) for _, known in ends)
@@ -228,14 +267,21 @@ def _try(stmt: ast.Try, name: str, paths: _Paths, turns: list[_State]) -> _Paths
     return ends
 
 
-def steps_every_turn(body: Sequence[ast.stmt], name: str, test: ast.expr | None = None) -> bool:
+def steps_every_turn(
+    body: Sequence[ast.stmt],
+    name: str,
+    test: ast.expr | None = None,
+    steps: Mapping[int, frozenset[str]] = _NONE,
+) -> bool:
     """Whether every turn of a loop with ``body`` (and ``while`` ``test``) that goes round
     again (falls off its end or takes a ``continue``, and a flag it set does not end the
     ``while``) steps ``name``: a retry counter bumped in one handler while another handler
     goes round again bounds nothing; one bumped in the handler while the other path sets
-    ``result = f"clicked {x}"`` before ``if result: break`` bounds the loop."""
+    ``result = f"clicked {x}"`` before ``if result: break`` bounds the loop. ``steps``: the
+    counters each call of a stepping method steps, by the call's id."""
     turns: list[_State] = []
-    ends = _through(body, name, frozenset({(False, frozenset())}), turns)
+    counter = _Counter(name, frozenset(i for i, names in steps.items() if name in names))
+    ends = _through(body, counter, frozenset({(False, frozenset())}), turns)
     rounds = [s for s in (*turns, *ends) if _decide(test, s[1]) is not False]
     return all(stepped for stepped, _ in rounds)
 
@@ -270,12 +316,16 @@ def compares_counter(
     counters: set[str],
     infinite: frozenset[str] = frozenset(),
     grown: frozenset[str] = frozenset(),
+    checks: Mapping[int, frozenset[str]] = _NONE,
 ) -> bool:
     """Whether ``test`` compares a counter or a limit; ``grown``: collections the loop grows,
     whose length bounds no counter (``while i < len(events)`` with ``events.append(...)``;
-    ``len(results) < max_results`` still bounds)."""
+    ``len(results) < max_results`` still bounds); ``checks``: the counters each call of a
+    method that compares one compares (``steps.is_last()``), by the call's id."""
     optional = _optional(test)
     for node in ast.walk(test):
+        if isinstance(node, ast.Call) and not checks.get(id(node), _EMPTY).isdisjoint(counters):
+            return True
         # a count is compared by order or equality; ``"DONE" not in history`` (``history +=
         # reply``) is a test of what the model wrote, not a count
         if isinstance(node, ast.Compare) and all(isinstance(op, _ORDERINGS) for op in node.ops):
@@ -320,10 +370,11 @@ def _exits_on_counter(
     infinite: frozenset[str],
     exits: tuple[type, ...],
     grown: frozenset[str] = frozenset(),
+    checks: Mapping[int, frozenset[str]] = _NONE,
 ) -> bool:
     for node in scope_nodes(body):
         if not isinstance(node, ast.If) or not compares_counter(
-            node.test, counters, infinite, grown
+            node.test, counters, infinite, grown, checks
         ):
             continue
         # the test itself decides the exit: ``if turns >= limit: ...; break``, not an exit
@@ -462,17 +513,21 @@ def is_bounded(
     gates: list[ast.Call],
     stoppers: list[ast.Call] = (),  # type: ignore[assignment]
     infinite: frozenset[str] = frozenset(),
+    counted: Counted = _UNCOUNTED,
 ) -> bool:
     """Whether ``loop`` cannot repeat its model calls forever; ``stoppers`` are calls of
-    functions that raise on a limit."""
+    functions that raise on a limit; ``counted``, calls of a step object's methods."""
     if any(ctx.loop is loop for gate in (*gates, *stoppers) for ctx in tree.loops_of(gate)):
         return True
     if _waits_for_person(loop, tree, imports):
         return True
     if isinstance(loop, (ast.For, ast.AsyncFor)):
         return not _unbounded_iterable(loop, imports)
-    counters = {c for c in stepped(loop.body) if steps_every_turn(loop.body, c, loop.test)}
+    steps = counted.steps
+    candidates = stepped(loop.body) | counted.stepped(loop.body)
+    counters = {c for c in candidates if steps_every_turn(loop.body, c, loop.test, steps)}
     grown = _grown(loop.body)
-    return compares_counter(loop.test, counters, infinite, grown) or _exits_on_counter(
-        loop.body, counters, infinite, _EXITS, grown
+    checks = counted.checks
+    return compares_counter(loop.test, counters, infinite, grown, checks) or _exits_on_counter(
+        loop.body, counters, infinite, _EXITS, grown, checks
     )

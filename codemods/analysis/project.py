@@ -32,7 +32,8 @@ __all__ = ["EMPTY_ENV", "Env", "ProjectIndex"]
 
 _DEPTH = 8
 #: how many unrelated class hierarchies may define a method for a call of it on a value of
-#: unknown kind to be resolved by its name
+#: unknown kind to be resolved by its name to what it runs (a tool, a callee a kind is passed
+#: to); whether it reaches a model or a limit asks every definer, however many
 _NAMED_ROOTS = 2
 #: method names of builtin value types: on a value of unknown kind, most likely theirs
 _VALUE_METHODS = frozenset(
@@ -78,6 +79,16 @@ class Env:
     #: ``(owner, name, kind)``: kinds of the parameters of the module's functions (from the
     #: arguments their callers pass) and of the attributes of classes it uses
     kinds: frozenset[tuple[str, str, str]] = field(default_factory=frozenset)
+    #: ``(ref, "steps" | "checks", attribute)``: refs called in the module that run a method
+    #: stepping a counter attribute, or returning a comparison of one (see ``counted``)
+    counting: frozenset[tuple[str, str, str]] = field(default_factory=frozenset)
+
+    def counting_map(self) -> dict[str, list[tuple[str, str]]]:
+        """``counting`` as ``ref -> [(kind, attribute)]``."""
+        found: dict[str, list[tuple[str, str]]] = {}
+        for ref, kind, attribute in sorted(self.counting):
+            found.setdefault(ref, []).append((kind, attribute))
+        return found
 
     def kind_map(self) -> dict[str, dict[str, str]]:
         """``kinds`` as ``owner -> {name: kind}`` (what ``Values`` reads)."""
@@ -117,6 +128,8 @@ class ProjectIndex:
                 self._by_method[method].add(name)
         self._lookups: dict[tuple[str, str, bool], frozenset[str]] = {}
         self._targets: dict[str, frozenset[str]] = {}
+        #: ``name:meth`` refs -> every concrete method of that name (see ``reaches``)
+        self._named_targets: dict[str, frozenset[str]] = {}
         self.callers: dict[str, set[str]] = defaultdict(set)
         #: ``name:meth`` refs -> the functions that make them (a fact passes through one only
         #: when every method of that name has it: see ``reaches``)
@@ -236,32 +249,50 @@ class ProjectIndex:
         self._targets[ref] = result
         return result
 
-    def by_name(self, method: str, *, tool: bool = False) -> frozenset[str]:
+    def by_name(
+        self, method: str, *, tool: bool = False, roots: int | None = _NAMED_ROOTS
+    ) -> frozenset[str]:
         """What ``x.method(...)`` on a value of unknown kind may run: the project's methods of
         that name, when the name is the project's own (no method of a builtin or standard
-        type spells it: ``get``, ``append``, ``read``) and at most ``_NAMED_ROOTS`` class
+        type spells it: ``get``, ``append``, ``read``) and at most ``roots`` class
         hierarchies define it (a name many unrelated classes share says nothing of which).
+        A stub (a protocol's or an ABC's) runs nothing: it stands for the implementations.
         On a ``tool`` (an element a dispatch picked by the model's choice) only the value
         types' names are ruled out: it is no thread or file, and ``run`` is a tool's."""
         if method in (_VALUE_METHODS if tool else _COMMON_METHODS):
             return frozenset()
         owners = self._by_method.get(method, set())
-        roots = {
-            c for c in owners if not any(b in owners for b in self._hierarchy(c, up=True) if b != c)
+        concrete = {
+            f"{c}.{method}"
+            for c in owners
+            if not self.functions.get(f"{c}.{method}", {"abstract": True})["abstract"]
         }
-        if not owners or len(roots) > _NAMED_ROOTS:
+        if roots is not None and self._hierarchies(owners, concrete) > roots:
             return frozenset()
-        return frozenset(f"{c}.{method}" for c in owners if f"{c}.{method}" in self.functions)
+        return frozenset(concrete)
+
+    def _hierarchies(self, owners: set[str], concrete: set[str]) -> int:
+        """How many unrelated hierarchies of ``owners`` hold the ``concrete`` methods (a
+        protocol no class derives from holds none)."""
+        held = {
+            b for m in concrete for b in self._hierarchy(m.rpartition(".")[0], up=True)
+        } & owners
+        return sum(
+            1 for c in held if not any(b in held for b in self._hierarchy(c, up=True) if b != c)
+        )
 
     # -- propagation --------------------------------------------------------------------------
     def reaches(self, ref: str, having: frozenset[str]) -> bool:
         """Whether calling ``ref`` runs a function of ``having``: one of its targets may, but a
-        call resolved by the method's name alone (``name:meth``) only when every method of
-        that name does (a stand-in model's ``chat`` beside the real one's is no model call)."""
-        targets = self.targets(ref)
+        call resolved by the method's name alone (``name:meth``) only when every concrete
+        method of that name does, however many classes define it (a stand-in model's ``chat``
+        beside the real one's is no model call)."""
         if ref.startswith("name:"):
+            targets = self._named_targets.get(ref)
+            if targets is None:
+                targets = self._named_targets[ref] = self.by_name(ref[len("name:") :], roots=None)
             return bool(targets) and targets <= having
-        return not targets.isdisjoint(having)
+        return not self.targets(ref).isdisjoint(having)
 
     def _propagate(self, fact: Callable[[FunctionFacts], bool]) -> frozenset[str]:
         """Functions with ``fact``, directly or through any function they call."""
@@ -691,4 +722,18 @@ class ProjectIndex:
             turns=turns,
             called=called,
             kinds=self._kinds(module, refs),
+            counting=self._counting(refs),
         )
+
+    def _counting(self, refs: set[str]) -> frozenset[tuple[str, str, str]]:
+        """What the methods ``refs`` run (resolved through the receiver's kind) step and
+        compare of their own attributes: what every method a ref may run does."""
+        found: set[tuple[str, str, str]] = set()
+        for ref in refs:
+            targets = [self.functions[t] for t in self.targets(ref)] if ":" in ref else []
+            if targets:
+                steps = set.intersection(*(set(t["steps"]) for t in targets))
+                checks = set.intersection(*(set(t["checks"]) for t in targets))
+                found.update((ref, "steps", attribute) for attribute in steps)
+                found.update((ref, "checks", attribute) for attribute in checks)
+        return frozenset(found)

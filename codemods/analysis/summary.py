@@ -25,8 +25,9 @@ from collections.abc import Collection
 from typing import TypedDict
 
 from .calls import CallIndex
+from .counted import checks_of, steps_of
 from .handed import Handed, hand_over, tool_arguments
-from .loops import counters, raise_tests
+from .loops import counters, infinite_names, raise_tests
 from .pure import builds
 from .registrations import registered, registrars
 from .registries import dispatch_helpers
@@ -69,6 +70,10 @@ class FunctionFacts(TypedDict):
     returns: str
     #: only makes a value from its parameters and returns it (see ``pure.builds``)
     builds: bool
+    #: the attributes a method steps on every call (``self.number += 1``) and those it
+    #: returns a comparison of (``return self.number >= self.max_steps``): see ``counted``
+    steps: list[str]
+    checks: list[str]
 
 
 class ClassFacts(TypedDict):
@@ -354,6 +359,11 @@ def _class_facts(node: ast.ClassDef, values: Values) -> ClassFacts:
     )
 
 
+def _overload(func: Def) -> bool:
+    """``@overload`` (``typing.overload``): one of a function's typed signatures."""
+    return any((dotted(d) or "").rpartition(".")[2] == "overload" for d in func.decorator_list)
+
+
 def _abstract(func: Def) -> bool:
     """A method meant to be overridden: ``@abstractmethod``, or a body that is only a
     docstring, ``pass``, ``...`` or ``raise NotImplementedError``."""
@@ -429,8 +439,12 @@ def _function_facts(
     for node in _raising_ifs(tree):
         tests.setdefault(owner_of(tree, node), []).extend(raise_tests(node))
     top_level = {id(node) for node in tree.top_level}
+    infinite = infinite_names(tree) if tree.nodes(ast.ClassDef) else frozenset()
     for func in defs:
-        if id(func) in top_level or isinstance(tree.parent(func), ast.ClassDef):
+        if _overload(func):
+            continue  # a signature for type checkers: the function is the undecorated def
+        method = isinstance(tree.parent(func), ast.ClassDef)
+        if id(func) in top_level or method:
             name = _qualname(tree, func, module)
             owners[func] = name
             functions[name] = FunctionFacts(
@@ -442,6 +456,8 @@ def _function_facts(
                 abstract=_abstract(func),
                 returns=values.returns.get(func, ""),
                 builds=builds(func, values.imports),
+                steps=steps_of(func) if method else [],
+                checks=checks_of(func, infinite) if method else [],
             )
     top = qualified(module, MODULE_CODE)
     functions[top] = FunctionFacts(
@@ -453,6 +469,8 @@ def _function_facts(
         abstract=False,
         returns="",
         builds=False,
+        steps=[],
+        checks=[],
     )
     return functions, owners, top
 

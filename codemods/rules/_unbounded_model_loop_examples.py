@@ -197,6 +197,24 @@ VALID: tuple[Valid, ...] = (
     Valid(
         code="""
         import litellm
+        class Steps:
+            def __init__(self, limit: int) -> None:
+                self.done = 0
+                self.limit = limit
+            def advance(self) -> None:
+                self.done += 1
+            def exhausted(self) -> bool:
+                return self.done >= self.limit
+        def run(messages, steps: Steps):
+            while not steps.exhausted():
+                messages.append(litellm.completion(model="m", messages=messages))
+                steps.advance()
+        """,
+        note="a step object's methods step the counter and compare it",
+    ),
+    Valid(
+        code="""
+        import litellm
         class Agent:
             def answer(self, messages, depth=0):
                 if depth >= 8:
@@ -207,6 +225,18 @@ VALID: tuple[Valid, ...] = (
                 return reply
         """,
         note="a recursion that passes a depth on and compares it is bounded",
+    ),
+    Valid(
+        code="""
+        import litellm
+        def answer(messages, continued=False):
+            reply = litellm.completion(model="m", messages=messages)
+            text = reply.choices[0].message.content
+            if reply.choices[0].finish_reason == "length" and not continued:
+                text += answer([*messages, text], continued=True)
+            return text
+        """,
+        note="a recursion that passes a flag it rules out is one call deep at most",
     ),
     Valid(
         code="""
