@@ -21,7 +21,7 @@ from typing import Protocol, TypeVar
 
 from libcst.codemod import CodemodContext, TransformFailure, TransformSuccess, transform_module
 
-from .analysis.project import Env
+from .analysis.env import Env
 from .analysis.summary import qualified
 from .config import Config
 from .findings import Finding

@@ -25,8 +25,9 @@ from functools import partial
 from pathlib import Path
 
 from .analysis.catalog import TOOL_BASES
+from .analysis.env import Env
 from .analysis.flow import MODEL_NAME, MODEL_REPLY
-from .analysis.project import Env, ProjectIndex
+from .analysis.project import ProjectIndex
 from .analysis.summary import Summary
 from .cache import Record, ScanCache, digest
 from .config import Config

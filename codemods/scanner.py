@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .analysis.env import Env
 from .analysis.facts import analyze
 from .analysis.prefilter import might_match
-from .analysis.project import Env
 from .analysis.summary import Summary
 from .config import Config
 from .findings import FileResult, Finding

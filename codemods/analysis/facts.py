@@ -12,30 +12,28 @@ from dataclasses import dataclass, replace
 
 from .calls import CallIndex, ModelCall, classify_calls
 from .catalog import DEFAULT_CATALOG, SOURCE_READERS, Catalog
+from .chains import reply_branches
 from .chosen import may_choose, takes_tool_input
 from .counted import counter_calls
 from .dispatch import find_dispatch
-from .flow import (
-    MODEL_NAME,
-    MODEL_REPLY,
-    Reply,
-    follow_names,
-    output_runs,
-    reply_branches,
-    reply_evaluated,
-    reply_matched,
-    reply_passed,
-    reply_selected,
-    seeds_from_env,
-)
+from .env import Env
+from .flow import MODEL_NAME, MODEL_REPLY, follow_names, seeds_from_env
 from .guards import Guards
 from .handed import hand_over
 from .handlers import handler_tools
 from .imports import ImportMap
 from .lookups import chosen_lookup, dynamic_dispatch, lookup_runs, remote_dispatch
 from .loops import Counted, infinite_names, is_bounded
-from .project import Env, ProjectIndex
+from .project import ProjectIndex
 from .recursion import unbounded_recursions
+from .reply import (
+    Reply,
+    output_runs,
+    reply_evaluated,
+    reply_matched,
+    reply_passed,
+    reply_selected,
+)
 from .risks import denial_escapes, model_supplied_costs
 from .structured import structured_runs
 from .summary import Summary, call_ref, name_ref, owner_of, param_ref, qualified, summarize

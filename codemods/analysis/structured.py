@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from .flow import RUN_METHODS, Reply
+from .reply import RUN_METHODS, Reply
 from .summary import qualified
 from .tree import FUNCTION_NODES, Tree
 

@@ -27,7 +27,7 @@ from libcst.codemod import CodemodContext, SkipFile
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import PositionProvider
 
-from ..analysis.project import Env
+from ..analysis.env import Env
 from ..config import Config
 from .base import FindingCodemod
 from .integration_plan import plan

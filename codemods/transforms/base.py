@@ -17,7 +17,7 @@ from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
 from libcst.metadata import PositionProvider
 from libcst.metadata.base_provider import ProviderT
 
-from ..analysis.project import Env
+from ..analysis.env import Env
 from ..config import Config
 from ..rules import RULES as RULE_CLASSES
 from ..scanner import analyse_source

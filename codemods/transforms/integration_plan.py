@@ -15,10 +15,10 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
+from ..analysis.env import Env
 from ..analysis.facts import analyze
 from ..analysis.handed import tool_names
 from ..analysis.imports import ImportMap
-from ..analysis.project import Env
 from ..analysis.tree import Tree
 from ..analysis.values import Values
 from ..config import Config
