@@ -23,7 +23,7 @@ from typing import Any
 from guardkit.errors import StoreError
 from guardkit.store._errors import translate_errors
 from guardkit.store.base import Store
-from guardkit.store.chain import Signer
+from guardkit.store.chain import Record, Signer
 from guardkit.store.schema import SQLITE
 from guardkit.store.sql import SQLTransaction, Statements
 from guardkit.store.witness import FileWitness, Witness
@@ -152,7 +152,7 @@ class _SQLiteTransaction(SQLTransaction):
         try:
             if kind is None:
                 try:
-                    if self.write:
+                    if self._records or self._events:
                         self.flush()
                     self._cur.execute("COMMIT")
                 except BaseException as exc:
@@ -160,7 +160,13 @@ class _SQLiteTransaction(SQLTransaction):
                     if isinstance(exc, sqlite3.Error):
                         raise StoreError(f"store {store.location}: {exc}") from exc
                     raise
-                self.committed()
+                # committed(), spelt out (no agent locks here: one writer at a time).
+                self.done = True
+                for state in self._loaded.values():
+                    state.dirty = False
+                if self._witnessing:
+                    # Under the writer lock, in commit order; made durable by witnessed().
+                    store.witness.append(self._witnessing, sync=False)  # type: ignore[union-attr]
             else:
                 self._abort()
         finally:
@@ -206,3 +212,25 @@ class _SQLiteTransaction(SQLTransaction):
 
     def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         self._cur.executemany(sql, rows)
+
+    def _write_records(self, records: list[tuple[str, Record, int]]) -> None:
+        # SQLTransaction's, on the cursor itself (no _run or _many call): every commit runs it.
+        # An unsigned record's NULL signature is in the statement (see there).
+        if len(records) == 1:
+            agent_id, record, requested = records[0]
+            if record.signature is None:
+                self._cur.execute(self.q.insert_unsigned, (*record[:7], agent_id, requested))
+            else:
+                self._cur.execute(self.q.insert_records, (*record, agent_id, requested))
+            return
+        for _, record, _ in records:
+            if record.signature is not None:
+                self._cur.executemany(
+                    self.q.insert_records,
+                    [(*record, agent_id, requested) for agent_id, record, requested in records],
+                )
+                return
+        self._cur.executemany(
+            self.q.insert_unsigned,
+            [(*record[:7], agent_id, requested) for agent_id, record, requested in records],
+        )
