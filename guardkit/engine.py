@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from guardkit import limits
-from guardkit._canonical import canonical_json, check_json_value
+from guardkit._canonical import canonical_json, check_json_value, plain_json
 from guardkit.decisions import (
     Action,
     AgentEntry,
@@ -214,8 +214,13 @@ class Engine(EngineReads):
                 self._expire(tx, state, now)
             if state.parent_id is not None:
                 self._follow_ancestors(tx, state, now)
-            rule = state.policy.rule_for(tool)
-            amount = (declared or 0) if rule is None else max(declared or 0, rule.cost)
+            policy = state.policy
+            rule = policy.tools.get(tool, policy.default_rule)  # policy.rule_for(tool)
+            amount = (
+                (declared or 0)
+                if rule is None
+                else (rule.cost if declared is None or declared < rule.cost else declared)
+            )
             number = self._new_action(tx, state, tool, value, input_json, amount, now)
             # guardkit: the tool's input_schema and rules (guardkit.rules), after the terminated
             # and tool_not_allowed checks, before its caps, rate limit and budget.
@@ -223,7 +228,16 @@ class Engine(EngineReads):
             verdict = (
                 conditions.judge(tool, value) if conditions is not None and state.alive else None
             )
-            denial = self._checks(tx, state, tool, amount, now, rule=rule, unlisted=rule is None)
+            # None: what _checks answers for most requests, known here without the call.
+            denial = (
+                None
+                if rule is not None
+                and state.alive
+                and policy.rate_limit is None
+                and rule.max_calls is None
+                and amount <= policy.budget - state.spent
+                else self._checks(tx, state, tool, amount, now, rule=rule, unlisted=rule is None)
+            )
             if verdict is not None and verdict.denial is not None:
                 denial = verdict.denial
             if denial is not None:
@@ -278,9 +292,10 @@ class Engine(EngineReads):
             return self._deny(tx, state, number, denial, now)
 
     def _input_json(self, value: Any) -> str:
-        problem = check_json_value(value)
-        if problem is not None:
-            raise InvalidInput(problem)
+        if not plain_json(value):  # check_json_value's own fast test, without its call
+            problem = check_json_value(value)
+            if problem is not None:
+                raise InvalidInput(problem)
         text = canonical_json(value)
         if len(text) > self.max_input_bytes and len(text.encode()) > self.max_input_bytes:
             raise InvalidInput(f"input is larger than the limit of {self.max_input_bytes} bytes")
@@ -645,26 +660,6 @@ class Engine(EngineReads):
                     now,
                 )
             parent_id = parent.parent_id
-
-    def _status(self, tx: Transaction, state: AgentState) -> AgentStatus:
-        policy, spent = state.policy, state.spent
-        return {
-            "agent_id": state.agent_id,
-            "alive": state.alive,
-            "termination_reason": state.termination_reason,
-            "budget": policy.budget,
-            "spent": spent,
-            "remaining": policy.budget - spent,  # state.remaining, without a property call
-            "scar_score": state.scar_score,
-            "scar_limit": policy.scar_limit,
-            "scars": list(state.scars),
-            "actions_allowed": state.actions_allowed,
-            "actions_denied": state.actions_denied,
-            "actions_pending": state.actions_pending,
-            "head": {"seq": state.head_seq, "hash": state.head_hash},
-            "public_key": state.public_key,
-            "parent_id": state.parent_id,
-        }
 
     def listen(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call ``callback`` (from the deciding thread) after every decision a waiter awaits.
