@@ -23,7 +23,7 @@ from typing import Any
 from guardkit.errors import StoreError
 from guardkit.store._errors import translate_errors
 from guardkit.store.base import Store
-from guardkit.store.chain import Record, Signer
+from guardkit.store.chain import Signer
 from guardkit.store.schema import SQLITE
 from guardkit.store.sql import SQLTransaction, Statements
 from guardkit.store.witness import FileWitness, Witness
@@ -213,24 +213,31 @@ class _SQLiteTransaction(SQLTransaction):
     def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         self._cur.executemany(sql, rows)
 
-    def _write_records(self, records: list[tuple[str, Record, int]]) -> None:
-        # SQLTransaction's, on the cursor itself (no _run or _many call): every commit runs it.
-        # An unsigned record's NULL signature is in the statement (see there).
-        if len(records) == 1:
-            agent_id, record, requested = records[0]
-            if record.signature is None:
-                self._cur.execute(self.q.insert_unsigned, (*record[:7], agent_id, requested))
+    def flush(self) -> None:
+        # Transaction.flush, the records of one unsigned ledger written on the cursor itself (no
+        # _write_records, _run or _many call, no list comprehension): every decision's commit.
+        # Their NULL signature is in the statement (see SQLTransaction._write_records).
+        records = self._records
+        if records:
+            witness = self.store.witness
+            if witness is not None and witness.failed:
+                witness.check()  # a broken witness refuses before anything is written
+            who, last, requested = records[-1]
+            if len(records) == 1 and last.signature is None:  # a report, an approval
+                self._cur.execute(self.q.insert_unsigned, (*last[:7], who, requested))
+            elif len(records) == 2 and records[0][0] == who and last.signature is None:
+                _, first, before = records[0]  # a request and its decision: one ledger
+                rows = [(*first[:7], who, before), (*last[:7], who, requested)]
+                self._cur.executemany(self.q.insert_unsigned, rows)
             else:
-                self._cur.execute(self.q.insert_records, (*record, agent_id, requested))
-            return
-        for _, record, _ in records:
-            if record.signature is not None:
-                self._cur.executemany(
-                    self.q.insert_records,
-                    [(*record, agent_id, requested) for agent_id, record, requested in records],
-                )
-                return
-        self._cur.executemany(
-            self.q.insert_unsigned,
-            [(*record[:7], agent_id, requested) for agent_id, record, requested in records],
-        )
+                self._write_records(records)
+            if witness is not None:
+                if len(records) <= 2 and records[0][0] == who:
+                    self._witnessing = [(who, last.seq, last.hash, last.signature)]
+                else:
+                    heads = {agent_id: record for agent_id, record, _ in records}
+                    self._witnessing = [(a, r.seq, r.hash, r.signature) for a, r in heads.items()]
+            self._records = []
+        if self._events:
+            self._write_events(self._events)
+            self._events = None
