@@ -52,6 +52,7 @@ from guardkit._engine_input import (
     _AGENT_FAULT,
     _FAILURE,
     _HARMFUL,
+    _SUCCESS,
     DEFAULT_MAX_INPUT_BYTES,
     _action_number,
     _check_agent_id,
@@ -221,7 +222,15 @@ class Engine(EngineReads):
                 if rule is None
                 else (rule.cost if declared is None or declared < rule.cost else declared)
             )
-            number = self._new_action(tx, state, tool, value, input_json, amount, now)
+            # _new_action, spelt out: the input's canonical text spliced into the payload's.
+            number = state.next_action + 1
+            action_id = f"act-{number}"
+            text = (
+                f'{{"action_id":"{action_id}","cost":{amount},"input":{input_json},'
+                f'"tool":{json_str(tool)}}}'
+            )
+            payload = {"action_id": action_id, "cost": amount, "input": value, "tool": tool}
+            tx.append(state, "action_requested", payload, now, payload_json=text, action=number)
             # guardkit: the tool's input_schema and rules (guardkit.rules), after the terminated
             # and tool_not_allowed checks, before its caps, rate limit and budget.
             conditions = None if rule is None else rule.conditions
@@ -246,11 +255,10 @@ class Engine(EngineReads):
             if approval_reason is None and verdict is not None:
                 approval_reason = verdict.approval
             if rule.requires_approval or approval_reason is not None:
-                action_id = f"act-{number}"
-                payload: dict[str, object] = {"action_id": action_id}
+                asked: dict[str, object] = {"action_id": action_id}
                 if approval_reason is not None:
-                    payload["reason"] = approval_reason
-                tx.append(state, "approval_required", payload, now, action=number)
+                    asked["reason"] = approval_reason
+                tx.append(state, "approval_required", asked, now, action=number)
                 return Decision(decision="pending_approval", action_id=action_id)
             matched = None if verdict is None else verdict.rule
             return self._allow(
@@ -557,7 +565,8 @@ class Engine(EngineReads):
         service that runs the tool failed (``upstream``) or the caller cancelled (``caller``).
         The ledger's outcome record says whose fault it was.
         """
-        detail = _check_outcome(status, detail, fault, operator)
+        if detail != "" or status != _SUCCESS or fault != _AGENT_FAULT:  # most reports: no call
+            detail = _check_outcome(status, detail, fault, operator)
         number = _action_number(action_id)
         now = self.clock()
         with self.store.transaction() as tx:
