@@ -22,7 +22,7 @@ from typing import Any
 
 from guardkit.errors import StoreError
 from guardkit.store._errors import translate_errors
-from guardkit.store.base import Store
+from guardkit.store.base import Store, Transaction
 from guardkit.store.chain import Signer
 from guardkit.store.schema import SQLITE
 from guardkit.store.sql import SQLTransaction, Statements
@@ -31,6 +31,7 @@ from guardkit.store.witness import FileWitness, Witness
 __all__ = ["SQLiteStore"]
 
 _STATEMENTS = Statements(SQLITE)
+_new_object: Any = object.__new__
 
 
 def _create_private(path: str) -> None:
@@ -104,7 +105,11 @@ class SQLiteStore(Store):
             raise
 
     def transaction(self, *, write: bool = True) -> _SQLiteTransaction:
-        return _SQLiteTransaction(self, write=write)
+        # The class's call, without type.__call__'s __init__ slot (an argument tuple and a
+        # keyword dict built a call): every decision opens one.
+        tx: _SQLiteTransaction = _new_object(_SQLiteTransaction)
+        Transaction.__init__(tx, self, write=write)
+        return tx
 
     def close(self) -> None:
         with self._mutex:
