@@ -15,6 +15,7 @@ __all__ = [
     "check_json_value",
     "input_digest",
     "json_problem",
+    "plain_json",
     "sha256_hex",
     "text_problem",
     "visible",
@@ -139,6 +140,10 @@ def _plain(value: Any) -> bool:
     if kind is list or kind is tuple:
         return all(_plain(item) for item in value)
     return False
+
+
+#: Whether a value is plain JSON, by the fast test alone (False: ask ``check_json_value``).
+plain_json = _plain
 
 
 def check_json_value(value: Any, path: str = "input") -> str | None:

@@ -25,6 +25,7 @@ _DENIED = ActionStatus.DENIED.value
 _COMPLETED = ActionStatus.COMPLETED.value
 _OUTCOMES = frozenset(o.value for o in Outcome)
 _FAILURE = Outcome.FAILURE.value
+_SUCCESS = Outcome.SUCCESS.value
 _HARMFUL = Outcome.HARMFUL.value
 _FAULTS = frozenset(f.value for f in Fault)
 _AGENT_FAULT = Fault.AGENT.value

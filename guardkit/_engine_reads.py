@@ -73,6 +73,26 @@ class EngineReads:
 
     # -- reads ---------------------------------------------------------------------------------
 
+    def _status(self, tx: Transaction, state: AgentState) -> AgentStatus:
+        policy, spent = state.policy, state.spent
+        return {
+            "agent_id": state.agent_id,
+            "alive": state.alive,
+            "termination_reason": state.termination_reason,
+            "budget": policy.budget,
+            "spent": spent,
+            "remaining": policy.budget - spent,  # state.remaining, without a property call
+            "scar_score": state.scar_score,
+            "scar_limit": policy.scar_limit,
+            "scars": list(state.scars),
+            "actions_allowed": state.actions_allowed,
+            "actions_denied": state.actions_denied,
+            "actions_pending": state.actions_pending,
+            "head": {"seq": state.head_seq, "hash": state.head_hash},
+            "public_key": state.public_key,
+            "parent_id": state.parent_id,
+        }
+
     def action(self, agent_id: str, action_id: str) -> Action:
         number = _action_number(action_id)
         write = self._may_expire(agent_id)

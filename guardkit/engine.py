@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from guardkit import limits
-from guardkit._canonical import canonical_json, check_json_value
+from guardkit._canonical import canonical_json, check_json_value, plain_json
 from guardkit.decisions import (
     Action,
     AgentEntry,
@@ -52,6 +52,7 @@ from guardkit._engine_input import (
     _AGENT_FAULT,
     _FAILURE,
     _HARMFUL,
+    _SUCCESS,
     DEFAULT_MAX_INPUT_BYTES,
     _action_number,
     _check_agent_id,
@@ -214,16 +215,38 @@ class Engine(EngineReads):
                 self._expire(tx, state, now)
             if state.parent_id is not None:
                 self._follow_ancestors(tx, state, now)
-            rule = state.policy.rule_for(tool)
-            amount = (declared or 0) if rule is None else max(declared or 0, rule.cost)
-            number = self._new_action(tx, state, tool, value, input_json, amount, now)
+            policy = state.policy
+            rule = policy.tools.get(tool, policy.default_rule)  # policy.rule_for(tool)
+            amount = (
+                (declared or 0)
+                if rule is None
+                else (rule.cost if declared is None or declared < rule.cost else declared)
+            )
+            # _new_action, spelt out: the input's canonical text spliced into the payload's.
+            number = state.next_action + 1
+            action_id = f"act-{number}"
+            text = (
+                f'{{"action_id":"{action_id}","cost":{amount},"input":{input_json},'
+                f'"tool":{json_str(tool)}}}'
+            )
+            payload = {"action_id": action_id, "cost": amount, "input": value, "tool": tool}
+            tx.append(state, "action_requested", payload, now, payload_json=text, action=number)
             # guardkit: the tool's input_schema and rules (guardkit.rules), after the terminated
             # and tool_not_allowed checks, before its caps, rate limit and budget.
             conditions = None if rule is None else rule.conditions
             verdict = (
                 conditions.judge(tool, value) if conditions is not None and state.alive else None
             )
-            denial = self._checks(tx, state, tool, amount, now, rule=rule, unlisted=rule is None)
+            # None: what _checks answers for most requests, known here without the call.
+            denial = (
+                None
+                if rule is not None
+                and state.alive
+                and policy.rate_limit is None
+                and rule.max_calls is None
+                and amount <= policy.budget - state.spent
+                else self._checks(tx, state, tool, amount, now, rule=rule, unlisted=rule is None)
+            )
             if verdict is not None and verdict.denial is not None:
                 denial = verdict.denial
             if denial is not None:
@@ -232,11 +255,10 @@ class Engine(EngineReads):
             if approval_reason is None and verdict is not None:
                 approval_reason = verdict.approval
             if rule.requires_approval or approval_reason is not None:
-                action_id = f"act-{number}"
-                payload: dict[str, object] = {"action_id": action_id}
+                asked: dict[str, object] = {"action_id": action_id}
                 if approval_reason is not None:
-                    payload["reason"] = approval_reason
-                tx.append(state, "approval_required", payload, now, action=number)
+                    asked["reason"] = approval_reason
+                tx.append(state, "approval_required", asked, now, action=number)
                 return Decision(decision="pending_approval", action_id=action_id)
             matched = None if verdict is None else verdict.rule
             return self._allow(
@@ -278,9 +300,10 @@ class Engine(EngineReads):
             return self._deny(tx, state, number, denial, now)
 
     def _input_json(self, value: Any) -> str:
-        problem = check_json_value(value)
-        if problem is not None:
-            raise InvalidInput(problem)
+        if not plain_json(value):  # check_json_value's own fast test, without its call
+            problem = check_json_value(value)
+            if problem is not None:
+                raise InvalidInput(problem)
         text = canonical_json(value)
         if len(text) > self.max_input_bytes and len(text.encode()) > self.max_input_bytes:
             raise InvalidInput(f"input is larger than the limit of {self.max_input_bytes} bytes")
@@ -542,7 +565,8 @@ class Engine(EngineReads):
         service that runs the tool failed (``upstream``) or the caller cancelled (``caller``).
         The ledger's outcome record says whose fault it was.
         """
-        detail = _check_outcome(status, detail, fault, operator)
+        if detail != "" or status != _SUCCESS or fault != _AGENT_FAULT:  # most reports: no call
+            detail = _check_outcome(status, detail, fault, operator)
         number = _action_number(action_id)
         now = self.clock()
         with self.store.transaction() as tx:
@@ -645,26 +669,6 @@ class Engine(EngineReads):
                     now,
                 )
             parent_id = parent.parent_id
-
-    def _status(self, tx: Transaction, state: AgentState) -> AgentStatus:
-        policy, spent = state.policy, state.spent
-        return {
-            "agent_id": state.agent_id,
-            "alive": state.alive,
-            "termination_reason": state.termination_reason,
-            "budget": policy.budget,
-            "spent": spent,
-            "remaining": policy.budget - spent,  # state.remaining, without a property call
-            "scar_score": state.scar_score,
-            "scar_limit": policy.scar_limit,
-            "scars": list(state.scars),
-            "actions_allowed": state.actions_allowed,
-            "actions_denied": state.actions_denied,
-            "actions_pending": state.actions_pending,
-            "head": {"seq": state.head_seq, "hash": state.head_hash},
-            "public_key": state.public_key,
-            "parent_id": state.parent_id,
-        }
 
     def listen(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call ``callback`` (from the deciding thread) after every decision a waiter awaits.

@@ -425,26 +425,41 @@ class Transaction(abc.ABC):
         text = payload_json if payload_json is not None else canonical_json(payload)
         if action is None:
             action = record_action(kind, payload)
-        # The action an event is about, read before this record changes the chain's head.
-        announced = self._announced(state, kind, action) if kind in EVENT_KINDS else False
-        record = self._seal(state, kind, text, now)
-        epoch = self._stamp[2]
-        # fold.apply, spelt out: this runs for every record a decision writes.
+        # The action an event is about, read before this record changes the chain's head: a
+        # call for approval, a pending action settled (allowed, rejected, denied), a termination.
+        announced: dict[str, Any] | Literal[False] | None = False
+        if kind in EVENT_KINDS:
+            if kind == "terminated":
+                announced = None
+            elif action is not None:
+                waiting = state.open.get(action)
+                if waiting is not None and waiting.pending != (kind == "approval_required"):
+                    row = self.get_action(state.agent_id, action)
+                    announced = None if row is None else dict(row.to_dict())
+        # _seal, spelt out: this runs for every record a decision writes.
+        signer = None if state.public_key is None else self._signer(state)
+        stamped = self._stamp
+        if now != stamped[0]:
+            stamped = self._stamp = (now, *stamp(now))
+        who, seq, prev = state.agent_id, state.head_seq + 1, state.head_hash
+        digest = record_hash(seq, stamped[1], who, kind, text, prev)
+        record: Record = _new_record(
+            Record,
+            (seq, stamped[1], who, kind, text, prev, digest, signer and signer.sign(digest)),
+        )
+        state.head_seq = seq
+        state.head_hash = digest
+        state.dirty = True
+        self.changes += 1
+        # fold.apply, spelt out.
         handler = AGENT_HANDLERS.get(kind)
         if handler is None:
-            raise LedgerInvalid(f"{kind!r} record at seq {record.seq}")
-        handler(state, record.seq, payload, epoch, action)
-        self._records.append((state.agent_id, record, state.next_action))
-        if action is not None:
-            # Action rows are built when an action is read (its status, which decisions need,
-            # is in the state); one already built is kept current.
-            key = (state.agent_id, action)
-            row = self.store.actions.get(key)
-            if row is not None:
-                apply_action(row, state.agent_id, action, record.seq, kind, payload, epoch)
-                if self._touched is None:
-                    self._touched = set()
-                self._touched.add(key)
+            raise LedgerInvalid(f"{kind!r} record at seq {seq}")
+        handler(state, seq, payload, stamped[2], action)
+        self._records.append((who, record, state.next_action))
+        if action is not None and (who, action) in self.store.actions:
+            # Action rows are built when an action is read; one already built is kept current.
+            self._fold_row(who, action, record, payload, stamped[2])
         if announced is not False:
             event = build_event(record, payload, announced)
             if self._events is None:
@@ -452,40 +467,33 @@ class Transaction(abc.ABC):
             self._events.append(event)
         return record
 
-    def _announced(
-        self, state: AgentState, kind: str, action: int | None
-    ) -> dict[str, Any] | Literal[False] | None:
-        """Whether the record yields an event (False: no) and the action it is about: a call
-        for approval, a pending action settled (allowed, rejected, denied), a termination."""
-        if kind == "terminated":
-            return None
-        if action is None:
-            return False
-        waiting = state.open.get(action)
-        if waiting is None or waiting.pending == (kind == "approval_required"):
-            return False
-        row = self.get_action(state.agent_id, action)
-        return None if row is None else dict(row.to_dict())
+    def _fold_row(self, who: str, action: int, record: Record, payload: Any, epoch: float) -> None:
+        key = (who, action)
+        apply_action(self.store.actions[key], who, action, record.seq, record.kind, payload, epoch)
+        if self._touched is None:
+            self._touched = set()
+        self._touched.add(key)
+
+    def _signer(self, state: AgentState) -> Signer:
+        """The signer for a signed ledger's next record: the store's, if it has the key."""
+        signer = self.store.signer
+        if signer is None or signer.public_key != state.public_key:
+            raise StoreError(
+                f"agent {state.agent_id!r} has a ledger signed by key "
+                f"{fingerprint(state.public_key)}; open the store with that signing key "
+                "to append to it"
+            )
+        return signer
 
     def _seal(self, state: AgentState, kind: str, text: str, now: float) -> Record:
-        if state.public_key is not None:
-            signer = self.store.signer
-            if signer is None or signer.public_key != state.public_key:
-                raise StoreError(
-                    f"agent {state.agent_id!r} has a ledger signed by key "
-                    f"{fingerprint(state.public_key)}; open the store with that signing key to "
-                    "append to it"
-                )
-        else:
-            signer = None
+        """A record of ``kind`` chained onto the agent's head (a new agent's first two)."""
+        signer = None if state.public_key is None else self._signer(state)
         if now != self._stamp[0]:
             self._stamp = (now, *stamp(now))
         timestamp, prev, seq = self._stamp[1], state.head_hash, state.head_seq + 1
         digest = record_hash(seq, timestamp, state.agent_id, kind, text, prev)
         signature = None if signer is None else signer.sign(digest)
-        record: Record = _new_record(
-            Record, (seq, timestamp, state.agent_id, kind, text, prev, digest, signature)
-        )
+        record = Record(seq, timestamp, state.agent_id, kind, text, prev, digest, signature)
         state.head_seq = seq
         state.head_hash = digest
         state.dirty = True

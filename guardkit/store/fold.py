@@ -154,7 +154,12 @@ def _allowed(state: AgentState, seq: int, payload: Any, epoch: float, number: in
         raise LedgerInvalid(f"act-{number} allowed beyond the budget")
     if "rule" in payload:
         _rule_named(state, action.tool, payload["rule"], ("allow",), number)
-    _decided(state, seq, number, action, ALLOWED)
+    if action.pending:  # _decided, spelt out: every allowed request runs this
+        state.actions_pending -= 1
+        state.late[number] = seq
+    elif seq != action.requested_seq + 1:
+        raise LedgerInvalid(f"act-{number} decided at seq {seq}, away from its request")
+    state.statuses[number] = ALLOWED
     state.spent += action.cost
     state.actions_allowed += 1
     state.tool_counts[action.tool] = state.tool_counts.get(action.tool, 0) + 1
@@ -192,13 +197,16 @@ def _decided(state: AgentState, seq: int, number: int, action: OpenAction, statu
 
 
 def _outcome(state: AgentState, seq: int, payload: Any, epoch: float, number: int) -> None:
-    code = _code(state, number)
+    statuses = state.statuses
+    if not 0 < number < len(statuses):  # _code, spelt out: every report runs this
+        raise LedgerInvalid(f"act-{number} was never requested")
+    code = statuses[number]
     status = payload["status"]
     if code & 7 != ALLOWED or status not in OUTCOMES:
         raise LedgerInvalid(f"outcome for act-{number}, which is {status_name(code)}")
     if "fault" in payload and (status != "failure" or payload["fault"] not in _FAULTS):
         raise LedgerInvalid(f"outcome for act-{number} blames {payload['fault']!r} for {status!r}")
-    state.statuses[number] = COMPLETED | (code & CONSUMED) | OUTCOMES.index(status) << 4
+    statuses[number] = COMPLETED | (code & CONSUMED) | OUTCOMES.index(status) << 4
 
 
 def _consumed(state: AgentState, seq: int, payload: Any, epoch: float, number: int) -> None:

@@ -193,7 +193,12 @@ class FileWitness(Witness):
         if self.failed:
             assert self._syncer is not None
             self._syncer.check(committed=True)
-        text = (_line(*heads[0]) if len(heads) == 1 else "".join(_line(*h) for h in heads)).encode()
+        if len(heads) == 1:  # a decision's one agent: _line and the loop below, spelt out
+            agent_id, seq, digest, signature = heads[0]
+            sig = "null" if signature is None else f'"{signature}"'
+            text = f'[{json_str(agent_id)},{seq},"{digest}",{sig}]\n'.encode()
+        else:
+            text = "".join(_line(*h) for h in heads).encode()
         try:
             os.write(self._fd, text)
             if sync:
@@ -208,6 +213,11 @@ class FileWitness(Witness):
         if self.exclusive or os.fstat(self._fd).st_size == self._offset + len(text):
             self._offset += len(text)
         known = self.heads
+        if len(heads) == 1:
+            seen = known.get(agent_id)
+            if seen is None or seq >= seen.seq:
+                known[agent_id] = _new_head(Head, (seq, digest))
+            return
         for agent_id, seq, digest, _ in heads:
             seen = known.get(agent_id)
             if seen is None or seq >= seen.seq:
