@@ -73,7 +73,9 @@ def test_a_subclass_of_a_framework_tool_base_is_a_tool(
     assert found == [("GK201", f"Shell.{method}")]
 
 
-@pytest.mark.parametrize("module", ["drawing.tools", "drawing.tools.base", "crewai_like.tools.base"])
+@pytest.mark.parametrize(
+    "module", ["drawing.tools", "drawing.tools.base", "crewai_like.tools.base"]
+)
 def test_a_class_of_another_base_with_the_same_name_is_no_tool(module: str) -> None:
     source = (
         f"from {module} import BaseTool\n\n\nclass Pen(BaseTool):\n"

@@ -416,4 +416,6 @@ def test_a_project_module_or_class_looked_up_by_the_chosen_name_runs_its_public_
     (tmp_path / "app" / "agent.py").write_text(NAMESPACE_AGENT.format(owner=owner))
     got = found()
     assert {(path, line) for path, line, rule, _ in got if rule == "GK201"} == tools
-    assert {(path, line) for path, line, rule, _ in got if rule == "GK202"} == {("app/agent.py", 16)}
+    assert {(path, line) for path, line, rule, _ in got if rule == "GK202"} == {
+        ("app/agent.py", 16)
+    }

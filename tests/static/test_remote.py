@@ -70,9 +70,7 @@ def test_the_projects_own_method_is_followed_where_it_is_defined(
 
 
 @pytest.mark.parametrize("keyword", ["name", "tool_name", "tool", "tool_id"])
-def test_the_name_handed_by_keyword_is_a_dispatch(
-    client: Path, found: Found, keyword: str
-) -> None:
+def test_the_name_handed_by_keyword_is_a_dispatch(client: Path, found: Found, keyword: str) -> None:
     code = client.read_text().replace(
         "await session.call_tool(block.name, block.input)",
         f"await session.call_tool({keyword}=block.name, arguments=block.input)",

@@ -79,7 +79,7 @@ LOOPS = {
     ),
     "instructor_provider": (
         'import instructor\nclient = instructor.from_provider("openai/gpt-4o")\n',
-        'client.create(messages=[], response_model=str)',
+        "client.create(messages=[], response_model=str)",
         "client.create",
     ),
     "assistants": (
