@@ -107,10 +107,48 @@ def _assigned(method: ast.FunctionDef | ast.AsyncFunctionDef, attr: str) -> Iter
 
 def entries(cls: ast.ClassDef, attr: str) -> Iterator[ast.expr]:
     """The values a method writes into ``self.<attr>`` as a literal table or list
-    (``self.handlers = {"search": self.search, "shell": run_shell}``)."""
+    (``self.handlers = {"search": self.search, "shell": run_shell}``), or adds to it with
+    ``update`` (``self.handlers.update({f"Pad.{m}": getattr(self.pad, m) for m in ["write",
+    "read"]})``: the named attributes, ``self.pad.write`` and ``self.pad.read``)."""
     for method in (i for i in cls.body if isinstance(i, _DEFS)):
-        for origin in _assigned(method, attr):
+        for origin in [*_assigned(method, attr), *_updates(method, attr)]:
             if isinstance(origin, ast.Dict):
                 yield from (v for v in origin.values if v is not None)
             elif isinstance(origin, (ast.List, ast.Tuple, ast.Set)):
                 yield from origin.elts
+            elif isinstance(origin, ast.DictComp):
+                yield from _named_attributes(origin)
+
+
+def _updates(method: ast.FunctionDef | ast.AsyncFunctionDef, attr: str) -> Iterator[ast.expr]:
+    """What ``method`` adds to ``self.<attr>`` with ``update(...)``."""
+    for node in ast.walk(method):
+        func = node.func if isinstance(node, ast.Call) else None
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(func, ast.Attribute)
+            and func.attr == "update"
+            and _self_attr(func.value) == attr
+            and node.args
+        ):
+            yield node.args[0]
+
+
+def _named_attributes(comp: ast.DictComp) -> Iterator[ast.expr]:
+    """``{k: getattr(obj, m) for m in ["a", "b"]}``: ``obj.a`` and ``obj.b``."""
+    value, loops = comp.value, comp.generators
+    if not (
+        len(loops) == 1
+        and isinstance(loops[0].target, ast.Name)
+        and isinstance(loops[0].iter, (ast.List, ast.Tuple, ast.Set))
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "getattr"
+        and len(value.args) >= 2
+        and isinstance(value.args[1], ast.Name)
+        and value.args[1].id == loops[0].target.id
+    ):
+        return
+    for name in loops[0].iter.elts:
+        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+            yield ast.Attribute(value=value.args[0], attr=name.value, ctx=ast.Load())

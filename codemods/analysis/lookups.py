@@ -335,6 +335,14 @@ def _attribute_table(table: ast.expr | None, at: ast.AST, guards: Guards) -> tup
     for entry in entries(cls, table.attr):
         if isinstance(entry, ast.Attribute) and dotted(entry.value) == "self":
             found.append(f"self:{owner}.{entry.attr}")  # a bound method of the class
+        elif isinstance(entry, ast.Attribute) and isinstance(entry.value, ast.Attribute):
+            # ``self.pad.write``: a method of the object the class holds there
+            holder = entry.value
+            held = (
+                guards.values.attr_of(cls, holder.attr) if dotted(holder.value) == "self" else None
+            )
+            if held and held.startswith(CLASS):
+                found.append(f"type:{held[len(CLASS) :]}.{entry.attr}")
         elif isinstance(entry, ast.Name):
             found += _qualified_table(entry, guards)  # a function, here or imported
         elif isinstance(entry, ast.Call):

@@ -329,7 +329,10 @@ def compares_counter(
         # a count is compared by order or equality; ``"DONE" not in history`` (``history +=
         # reply``) is a test of what the model wrote, not a count
         if isinstance(node, ast.Compare) and all(isinstance(op, _ORDERINGS) for op in node.ops):
-            sides = [dotted(side) for side in (node.left, *node.comparators)]
+            compared = (node.left, *node.comparators)
+            if any(isinstance(c, ast.Constant) and isinstance(c.value, str) for c in compared):
+                continue  # ``max_loops == "auto"``: a mode, not a count
+            sides = [dotted(side) for side in compared]
             chased = any(_length_of(s) in grown for s in (node.left, *node.comparators))
             if chased and any(n in counters for n in sides):
                 continue  # a counter chasing a length the loop grows never catches up
@@ -528,6 +531,9 @@ def is_bounded(
     counters = {c for c in candidates if steps_every_turn(loop.body, c, loop.test, steps)}
     grown = _grown(loop.body)
     checks = counted.checks
-    return compares_counter(loop.test, counters, infinite, grown, checks) or _exits_on_counter(
-        loop.body, counters, infinite, _EXITS, grown, checks
-    )
+    # a loop goes on while any side of an ``or`` holds: each must compare a count
+    # (``while max_loops == "auto" or n < max_loops`` runs for ever in the "auto" mode)
+    test = loop.test
+    sides = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
+    bounded = all(compares_counter(t, counters, infinite, grown, checks) for t in sides)
+    return bounded or _exits_on_counter(loop.body, counters, infinite, _EXITS, grown, checks)

@@ -213,3 +213,38 @@ def test_a_package_whose_files_import_from_inside_it_is_named_from_there(
         """,
     )
     assert _loops(found) == {("app/helpers/convo.py", 5)}
+
+
+MODES = """\
+from llm import ask
+
+
+class Runner:
+    def __init__(self, max_turns="auto", max_retries=3):
+        self.max_turns = max_turns
+        self.max_retries = max_retries
+
+    def run(self, messages, done=False):
+        turns = retries = 0
+        while {test}:
+            turns += 1
+            retries += 1
+            reply = ask(messages)
+            done = reply.stop_reason == "end_turn"
+"""
+
+
+@pytest.mark.parametrize(
+    ("test", "unbounded"),
+    [
+        ('self.max_turns == "auto" or turns < self.max_turns', True),
+        ("turns < self.max_turns or not done", True),
+        ("turns < self.max_turns and not done", False),
+        ("turns < self.max_turns or retries < self.max_retries", False),
+    ],
+)
+def test_a_loop_goes_on_while_any_side_of_an_or_holds(
+    write: Callable[..., None], found: Found, test: str, unbounded: bool
+) -> None:
+    write(llm=LLM, runner=MODES.replace("{test}", test))
+    assert (("runner.py", 11, "GK101") in {f[:3] for f in found()}) is unbounded

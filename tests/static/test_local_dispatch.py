@@ -201,3 +201,56 @@ def test_a_chain_on_a_messages_role_is_no_dispatch(
     monkeypatch.chdir(tmp_path)
     (tmp_path / "agent.py").write_text(ROLES)
     assert _judged(found) == set()
+
+
+UPDATED = """\
+import json
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Pad:
+    def write(self, path: str, text: str) -> str:
+        return path
+
+    def read(self, path: str) -> str:
+        return path
+
+    def wipe(self) -> None:
+        return None
+
+
+class Bot:
+    def __init__(self):
+        self.pad = Pad()
+        self.actions = {"Bot.ask": self.ask}
+        self.actions.update({f"Pad.{m}": getattr(self.pad, m) for m in ["write", "read"]})
+        self.actions.update({"Bot.done": self.done})
+
+    def ask(self, question: str) -> str:
+        return question
+
+    def done(self) -> str:
+        return "done"
+
+    def act(self, goal: str) -> None:
+        reply = client.chat.completions.create(model="m", messages=[])
+        for cmd in json.loads(reply.choices[0].message.content):
+            self.actions[cmd["command_name"]](**cmd["args"])
+"""
+
+
+def test_entries_added_to_a_table_by_update_are_its_tools(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, found: Found
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bot.py").write_text(UPDATED)
+    assert _judged(found) == {
+        (9, "GK201"),  # Pad.write
+        (12, "GK201"),  # Pad.read, not Pad.wipe
+        (26, "GK201"),  # Bot.ask
+        (29, "GK201"),  # Bot.done
+        (35, "GK202"),
+    }
