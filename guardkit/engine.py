@@ -215,38 +215,16 @@ class Engine(EngineReads):
                 self._expire(tx, state, now)
             if state.parent_id is not None:
                 self._follow_ancestors(tx, state, now)
-            policy = state.policy
-            rule = policy.tools.get(tool, policy.default_rule)  # policy.rule_for(tool)
-            amount = (
-                (declared or 0)
-                if rule is None
-                else (rule.cost if declared is None or declared < rule.cost else declared)
-            )
-            # _new_action, spelt out: the input's canonical text spliced into the payload's.
-            number = state.next_action + 1
-            action_id = f"act-{number}"
-            text = (
-                f'{{"action_id":"{action_id}","cost":{amount},"input":{input_json},'
-                f'"tool":{json_str(tool)}}}'
-            )
-            payload = {"action_id": action_id, "cost": amount, "input": value, "tool": tool}
-            tx.append(state, "action_requested", payload, now, payload_json=text, action=number)
+            rule = state.policy.rule_for(tool)
+            amount = limits.charge(rule, declared)
+            number = self._new_action(tx, state, tool, value, input_json, amount, now)
             # guardkit: the tool's input_schema and rules (guardkit.rules), after the terminated
             # and tool_not_allowed checks, before its caps, rate limit and budget.
             conditions = None if rule is None else rule.conditions
             verdict = (
                 conditions.judge(tool, value) if conditions is not None and state.alive else None
             )
-            # None: what _checks answers for most requests, known here without the call.
-            denial = (
-                None
-                if rule is not None
-                and state.alive
-                and policy.rate_limit is None
-                and rule.max_calls is None
-                and amount <= policy.budget - state.spent
-                else self._checks(tx, state, tool, amount, now, rule=rule, unlisted=rule is None)
-            )
+            denial = self._checks(tx, state, tool, amount, now, rule=rule, unlisted=rule is None)
             if verdict is not None and verdict.denial is not None:
                 denial = verdict.denial
             if denial is not None:
@@ -255,10 +233,11 @@ class Engine(EngineReads):
             if approval_reason is None and verdict is not None:
                 approval_reason = verdict.approval
             if rule.requires_approval or approval_reason is not None:
-                asked: dict[str, object] = {"action_id": action_id}
+                action_id = f"act-{number}"
+                payload: dict[str, object] = {"action_id": action_id}
                 if approval_reason is not None:
-                    asked["reason"] = approval_reason
-                tx.append(state, "approval_required", asked, now, action=number)
+                    payload["reason"] = approval_reason
+                tx.append(state, "approval_required", payload, now, action=number)
                 return Decision(decision="pending_approval", action_id=action_id)
             matched = None if verdict is None else verdict.rule
             return self._allow(

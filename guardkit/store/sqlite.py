@@ -217,32 +217,3 @@ class _SQLiteTransaction(SQLTransaction):
 
     def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         self._cur.executemany(sql, rows)
-
-    def flush(self) -> None:
-        # Transaction.flush, the records of one unsigned ledger written on the cursor itself (no
-        # _write_records, _run or _many call, no list comprehension): every decision's commit.
-        # Their NULL signature is in the statement (see SQLTransaction._write_records).
-        records = self._records
-        if records:
-            witness = self.store.witness
-            if witness is not None and witness.failed:
-                witness.check()  # a broken witness refuses before anything is written
-            who, last, requested = records[-1]
-            if len(records) == 1 and last.signature is None:  # a report, an approval
-                self._cur.execute(self.q.insert_unsigned, (*last[:7], who, requested))
-            elif len(records) == 2 and records[0][0] == who and last.signature is None:
-                _, first, before = records[0]  # a request and its decision: one ledger
-                rows = [(*first[:7], who, before), (*last[:7], who, requested)]
-                self._cur.executemany(self.q.insert_unsigned, rows)
-            else:
-                self._write_records(records)
-            if witness is not None:
-                if len(records) <= 2 and records[0][0] == who:
-                    self._witnessing = [(who, last.seq, last.hash, last.signature)]
-                else:
-                    heads = {agent_id: record for agent_id, record, _ in records}
-                    self._witnessing = [(a, r.seq, r.hash, r.signature) for a, r in heads.items()]
-            self._records = []
-        if self._events:
-            self._write_events(self._events)
-            self._events = None
