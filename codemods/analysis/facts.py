@@ -215,11 +215,7 @@ def _follow_chosen(
     ``guards.named``, and record the chosen names passed to other modules' functions. Followed
     from the tool calls of a module that calls a model (``agentic``), or from the parameters
     that receive a chosen name from elsewhere."""
-    seeds = set(guards.chosen)
-    kinds = env.kind_map() if any(k == MODEL_NAME for _, _, k in env.kinds) else {}
-    if kinds:
-        defs = tree.nodes(*FUNCTION_NODES)
-        seeds |= seeds_from_env(tree, kinds, {id(d): _qualified(tree, d, values) for d in defs})
+    seeds = set(guards.chosen) | _env_seeds(tree, values, env, MODEL_NAME)
     if not (seeds or (agentic and may_choose(tree))):
         return
     guards.named, guards.inputs, passed = follow_names(
@@ -253,7 +249,7 @@ def _from_reply(
     env, summary = context
     calls, helpers = asked
     sources = [c.node for c in (*calls.model, *helpers) if isinstance(c.node, ast.Call)]
-    seeds = _reply_seeds(tree, values, env)
+    seeds = _env_seeds(tree, values, env, MODEL_REPLY)
     if not (sources or seeds):
         return set(), []
     reply = Reply(tree, sources, seeds)
@@ -262,7 +258,7 @@ def _from_reply(
         summary["arguments"] = sorted({*summary["arguments"], *passed})
     picked = _reply_dispatches(reply, values, guards, (helpers, env.builders), known)
     runs = _runs_model_output(reply, values, guards)
-    for call, refs in structured_runs(reply, values.module):
+    for call, refs in structured_runs(reply, values):
         if id(call) in known or id(call) in {id(d.node) for d in picked}:
             continue
         guarded = guards.request_before(call)
@@ -276,13 +272,14 @@ def _from_reply(
     return runs | {r for d in picked if not d.guarded for r in d.runs}, picked
 
 
-def _reply_seeds(tree: Tree, values: Values, env: Env) -> set[tuple[ast.AST, str]]:
-    """The parameters callers in other modules hand what a model returned."""
-    if not any(kind == MODEL_REPLY for _, _, kind in env.kinds):
+def _env_seeds(tree: Tree, values: Values, env: Env, of: str) -> set[tuple[ast.AST, str]]:
+    """The parameters callers in other modules hand a value of kind ``of``: a chosen tool name
+    or what a model returned."""
+    if not any(kind == of for _, _, kind in env.kinds):
         return set()
     defs = tree.nodes(*FUNCTION_NODES)
     qualify = {id(d): _qualified(tree, d, values) for d in defs}
-    return seeds_from_env(tree, env.kind_map(), qualify, MODEL_REPLY)
+    return seeds_from_env(tree, env.kind_map(), qualify, of)
 
 
 def _runs_model_output(reply: Reply, values: Values, guards: Guards) -> set[str]:

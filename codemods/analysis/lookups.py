@@ -333,20 +333,7 @@ def _attribute_table(table: ast.expr | None, at: ast.AST, guards: Guards) -> tup
     if any(collection in filled for filled in registrars(guards.tree, guards.values).values()):
         found.append(collection)  # what a registering method of the class stores there
     for entry in entries(cls, table.attr):
-        if isinstance(entry, ast.Attribute) and dotted(entry.value) == "self":
-            found.append(f"self:{owner}.{entry.attr}")  # a bound method of the class
-        elif isinstance(entry, ast.Attribute) and isinstance(entry.value, ast.Attribute):
-            # ``self.pad.write``: a method of the object the class holds there
-            holder = entry.value
-            held = (
-                guards.values.attr_of(cls, holder.attr) if dotted(holder.value) == "self" else None
-            )
-            if held and held.startswith(CLASS):
-                found.append(f"type:{held[len(CLASS) :]}.{entry.attr}")
-        elif isinstance(entry, ast.Name):
-            found += _qualified_table(entry, guards)  # a function, here or imported
-        elif isinstance(entry, ast.Call):
-            found += _constructed(entry, guards)
+        found += _entry_refs(entry, cls, guards)
     return tuple(found)
 
 
@@ -362,7 +349,6 @@ def local_tables(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
     if scope is tree.module:
         return ()
     cls = tree.class_of(lookup)
-    owner = qualified(guards.values.module, cls.name) if cls is not None else None
     found: list[str] = []
     for assign in tree.assignments():
         if not (isinstance(assign.value, ast.Dict) and tree.function_of(assign) is scope):
@@ -370,7 +356,7 @@ def local_tables(lookup: ast.expr, guards: Guards) -> tuple[str, ...]:
         if not any(isinstance(t, ast.Name) and t.id == table.id for t in assign.targets):
             continue
         for entry in assign.value.values:
-            found += _entry_refs(_called_by(entry), owner, guards)
+            found += _entry_refs(_called_by(entry), cls, guards)
     return tuple(found)
 
 
@@ -383,12 +369,24 @@ def _called_by(entry: ast.expr) -> ast.expr:
     return entry
 
 
-def _entry_refs(entry: ast.expr, owner: str | None, guards: Guards) -> list[str]:
-    if isinstance(entry, ast.Attribute) and dotted(entry.value) == "self" and owner:
-        return [f"self:{owner}.{entry.attr}"]  # a bound method of the class
+def _entry_refs(entry: ast.expr, cls: ast.ClassDef | None, guards: Guards) -> list[str]:
+    """What a table entry written in a method of ``cls`` (or a function) runs: a bound method
+    of the class, a method of an object the class holds (``self.pad.write``), a function here
+    or imported, an instance built there."""
+    if isinstance(entry, ast.Attribute) and cls is not None:
+        owner = qualified(guards.values.module, cls.name)
+        if dotted(entry.value) == "self":
+            return [f"self:{owner}.{entry.attr}"]
+        holder = entry.value
+        if isinstance(holder, ast.Attribute) and dotted(holder.value) == "self":
+            held = guards.values.attr_of(cls, holder.attr)
+            if held and held.startswith(CLASS):
+                return [f"type:{held[len(CLASS) :]}.{entry.attr}"]
+        return []
     if isinstance(entry, ast.Name):
-        name = guards.values.qualify(entry.id)
-        return [name] if name else []  # a function, here or imported
+        return list(_qualified_table(entry, guards))
+    if isinstance(entry, ast.Call):
+        return list(_constructed(entry, guards))
     return []
 
 

@@ -170,10 +170,10 @@ def _built_ref(
     func = call.func
     held: ast.expr = func
     method = "__call__"  # ``self.executor(step)``, ``executor(step)``
-    if isinstance(func, ast.Attribute) and not _on_self(func):
+    if isinstance(func, ast.Attribute) and dotted(func.value) != "self":
         held, method = func.value, func.attr  # ``self.runner.run(step)``, ``runner.run(step)``
     if isinstance(held, ast.Attribute):
-        if not _on_self(held):
+        if dotted(held.value) != "self":
             return None
         owner: ast.AST | None = tree.class_of(call)
         attr = held.attr
@@ -192,15 +192,15 @@ def _built_ref(
     return None
 
 
-def _on_self(expr: ast.Attribute) -> bool:
-    return isinstance(expr.value, ast.Name) and expr.value.id == "self"
-
-
 def _binds(target: ast.expr, owner: ast.AST | None, attr: str, tree: Tree) -> bool:
     """``target`` is ``self.<attr>`` in a method of ``owner`` (a class), or the variable
     ``attr`` of ``owner`` (a function) or of the module."""
     if isinstance(target, ast.Attribute):
-        return target.attr == attr and _on_self(target) and tree.class_of(target) is owner
+        return (
+            target.attr == attr
+            and dotted(target.value) == "self"
+            and tree.class_of(target) is owner
+        )
     return (
         isinstance(target, ast.Name)
         and target.id == attr

@@ -15,7 +15,8 @@ from collections.abc import Iterator
 
 from .reply import RUN_METHODS, Reply
 from .summary import qualified
-from .tree import FUNCTION_NODES, Tree
+from .tree import Tree
+from .values import Values
 
 __all__ = ["OUTPUT_KEYWORDS", "structured_runs"]
 
@@ -25,12 +26,11 @@ OUTPUT_KEYWORDS = frozenset(
 )
 
 
-def structured_runs(reply: Reply, module: str) -> Iterator[tuple[ast.Call, tuple[str, ...]]]:
+def structured_runs(reply: Reply, values: Values) -> Iterator[tuple[ast.Call, tuple[str, ...]]]:
     """Each call of a run method on the model's reply, with the ``type:`` refs of the output
     classes' methods it can run (only those of classes this module defines)."""
     tree = reply.tree
-    classes = {c.name: c for c in tree.nodes(ast.ClassDef) if tree.class_of(c) is None}
-    outputs = _output_classes(tree, classes)
+    outputs = _output_classes(tree, values.classes)
     if not outputs:
         return
     for call in tree.nodes(ast.Call):
@@ -39,8 +39,13 @@ def structured_runs(reply: Reply, module: str) -> Iterator[tuple[ast.Call, tuple
             continue
         if not reply.derived(func.value):
             continue
-        owners = {owner for c in outputs if (owner := _defining(c, func.attr, classes))}
-        refs = sorted(f"type:{qualified(module, o.name)}.{func.attr}" for o in owners)
+        methods = (values.method_of(c, func.attr) for c in outputs)
+        owners = {tree.parent(m) for m in methods if m is not None}
+        refs = sorted(
+            f"type:{qualified(values.module, o.name)}.{func.attr}"
+            for o in owners
+            if isinstance(o, ast.ClassDef)
+        )
         if refs:
             yield call, tuple(refs)
 
@@ -77,22 +82,3 @@ def _named(annotation: ast.expr) -> Iterator[str]:
             except SyntaxError:
                 continue
             yield from _named(written)
-
-
-def _defining(
-    cls: ast.ClassDef, method: str, classes: dict[str, ast.ClassDef]
-) -> ast.ClassDef | None:
-    """The class of the module that defines ``method`` for ``cls``: itself, or a base."""
-    seen: set[str] = set()
-    todo = [cls]
-    while todo:
-        current = todo.pop(0)
-        if current.name in seen:
-            continue
-        seen.add(current.name)
-        if any(isinstance(s, FUNCTION_NODES) and s.name == method for s in current.body):
-            return current
-        todo += [
-            classes[b.id] for b in current.bases if isinstance(b, ast.Name) and b.id in classes
-        ]
-    return None
